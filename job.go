@@ -1,0 +1,92 @@
+package memento
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Job kinds of the message log and the agent. Each is handled by one worker
+// registered with the Queue.
+const (
+	JobSummarise = "summarise" // roll a thread's exchange into its summary list
+)
+
+// JobRequest asks for a background job. Stores enqueue them in the same
+// transaction as the data they concern, so a job exists if and only if its
+// data does.
+type JobRequest struct {
+	Kind string
+	// Payload is marshalled to JSON and handed back to the worker.
+	Payload any
+	// MaxAttempts bounds retries; 0 takes the queue's default for the kind.
+	MaxAttempts int
+}
+
+// MessageJob is the payload of jobs about one stored message or turn.
+type MessageJob struct {
+	Tenant  string `json:"tenant"`
+	User    string `json:"user"`
+	Thread  string `json:"thread"`
+	Message string `json:"message"`
+	// Seq is the sequence number of the newest message the job covers.
+	Seq int64 `json:"seq,omitempty"`
+}
+
+// Job states as users see them. A job that used up its attempts is failed
+// and stays listed with its errors (the dead-letter state).
+const (
+	JobPending   = "pending"   // waiting to run, or scheduled for a retry
+	JobRunning   = "running"   // a worker holds it
+	JobRetrying  = "retrying"  // failed at least once and will run again
+	JobCompleted = "completed" // done
+	JobFailed    = "failed"    // out of attempts or cancelled; kept for inspection
+)
+
+// Job is a background job as the queue reports it.
+type Job struct {
+	ID          int64           `json:"id"`
+	Kind        string          `json:"kind"`
+	State       string          `json:"state"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"maxAttempts"`
+	Payload     json.RawMessage `json:"payload"`
+	Errors      []string        `json:"errors"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	FinalizedAt *time.Time      `json:"finalizedAt"`
+}
+
+// JobFilter selects jobs to list. Zero values select everything.
+type JobFilter struct {
+	State string // one of the Job* states
+	Kind  string
+	Limit int
+}
+
+// JobHandler does the work of one job. Returning an error makes the queue
+// retry the job later, until its attempts run out.
+type JobHandler func(ctx context.Context, kind string, payload json.RawMessage) error
+
+// JobOptions tune how the queue runs one kind of job.
+type JobOptions struct {
+	Timeout     time.Duration // per attempt; 0 takes the queue's default
+	MaxAttempts int           // 0 takes the queue's default
+}
+
+// Queue runs background jobs. Jobs are enqueued by stores, in the same
+// transaction as their data; the queue hands them to the registered
+// handlers with bounded retries and a per-attempt timeout.
+type Queue interface {
+	// Handle registers the handler of a job kind. It must be called before
+	// Start.
+	Handle(kind string, h JobHandler, opts JobOptions)
+	// Start begins working jobs until ctx is done or Stop is called.
+	Start(ctx context.Context) error
+	// Stop waits for running jobs to finish, up to ctx's deadline.
+	Stop(ctx context.Context) error
+	// Jobs lists jobs, newest first. Errors: EINVALID for an unknown state.
+	Jobs(ctx context.Context, f JobFilter) ([]Job, error)
+	// Unfinished counts jobs that have not ended (neither completed nor
+	// failed), so callers can wait for the background work to settle.
+	Unfinished(ctx context.Context) (int, error)
+}

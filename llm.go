@@ -1,0 +1,244 @@
+package memento
+
+import "context"
+
+// The language-model tasks. Each is one small interface with typed input
+// and output, so a caller depends on exactly the tasks it uses and a provider
+// (llm/offline, llm/openai) implements them all. Adding a task means adding
+// an interface here and a method to each provider.
+
+// Understanding is what a user's turn asks of the recommendation agent, as
+// a change to the thread's active context. The agent applies it in code.
+type Understanding struct {
+	// Search is true when the turn needs a catalog search; false for
+	// questions, thanks and small talk.
+	Search bool `json:"search"`
+	// Replace is true for a new, unrelated request: the old constraints and
+	// exclusions are dropped before the ones below are applied.
+	Replace bool `json:"replace"`
+	// Reject is true when the user turns down (or has already seen) the
+	// titles just shown: they join the exclusions and every constraint
+	// carries forward.
+	Reject bool `json:"reject"`
+	// Genres, when not nil, replace the context's genres (catalog
+	// vocabulary, such as "Science Fiction").
+	Genres []string `json:"genres,omitempty"`
+	// TitleType, when set, replaces the type ("movie" or "tvSeries").
+	TitleType string `json:"titleType,omitempty"`
+	// MinYear and MaxYear, when set, replace the year bounds.
+	MinYear *int `json:"minYear,omitempty"`
+	MaxYear *int `json:"maxYear,omitempty"`
+	// YearShift moves the year window relative to the titles just shown:
+	// "older" or "newer".
+	YearShift string `json:"yearShift,omitempty"`
+	// People, when not nil, replace the people (names as in the catalog).
+	People []string `json:"people,omitempty"`
+	// FreeText, when set, replaces the free-text topic.
+	FreeText string `json:"freeText,omitempty"`
+	// IsAdult, when set, replaces the adult flag.
+	IsAdult *bool `json:"isAdult,omitempty"`
+	// Count, when positive, is how many titles the user asked for.
+	Count int `json:"count,omitempty"`
+	// Recognised is false when nothing in the message was understood; the
+	// agent then asks rather than guessing.
+	Recognised bool `json:"recognised"`
+	// Question holds the user's question when the turn asks about the
+	// agent itself ("how does this work?"), for the reply writer.
+	Question string `json:"question,omitempty"`
+}
+
+// UnderstandInput is the turn to understand and what the thread remembers.
+type UnderstandInput struct {
+	Message   string        `json:"message"`
+	Context   ActiveContext `json:"activeContext"`
+	Summary   string        `json:"summary,omitempty"`
+	LastShown []Title       `json:"lastShown,omitempty"`
+}
+
+// RequestUnderstander turns a user's turn into a change of the active context.
+type RequestUnderstander interface {
+	// UnderstandRequest never guesses: what it cannot read is left unset.
+	// Errors: EUNAVAILABLE when a model server fails.
+	UnderstandRequest(ctx context.Context, in UnderstandInput) (*Understanding, error)
+}
+
+// Verdict is a yes or no with the reason, used by the sentinel and the
+// reviewers.
+type Verdict struct {
+	OK     bool   `json:"ok"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Fact is one distinct statement extracted from a message, in the third
+// person or as a short phrase ("likes science fiction").
+type Fact struct {
+	Text string `json:"text"`
+	// Negated is true for facts that deny ("does not like horror").
+	Negated bool `json:"negated,omitempty"`
+}
+
+// AttributeSpec is one attribute of a memory schema, as the model sees it.
+type AttributeSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Mode        string `json:"mode"` // "semantic" or "episodic"
+}
+
+// Sentinel decides whether a message holds anything worth remembering.
+type Sentinel interface {
+	// WorthRemembering is the first, cheap step of the attribute pipeline.
+	WorthRemembering(ctx context.Context, message string, schema []AttributeSpec) (*Verdict, error)
+}
+
+// ExtractInput is a message to extract facts from. RepairNote, when set, is
+// the reviewer's note on the previous attempt.
+type ExtractInput struct {
+	Message    string `json:"message"`
+	Previous   []Fact `json:"previous,omitempty"`
+	RepairNote string `json:"repairNote,omitempty"`
+}
+
+// FactExtractor lists every distinct fact in a message.
+type FactExtractor interface {
+	ExtractFacts(ctx context.Context, in ExtractInput) ([]Fact, error)
+}
+
+// ExtractionReviewer compares extracted facts with their message.
+type ExtractionReviewer interface {
+	// ReviewExtraction returns OK=false with a repair note in Reason when a
+	// fact is invented, garbled or missing.
+	ReviewExtraction(ctx context.Context, message string, facts []Fact) (*Verdict, error)
+}
+
+// AttributedFact is a fact with the schema attribute it belongs to; an
+// empty Attribute means none fits and the fact is dropped.
+type AttributedFact struct {
+	Fact      Fact   `json:"fact"`
+	Attribute string `json:"attribute"`
+}
+
+// Attributor assigns each fact one attribute of the schema.
+type Attributor interface {
+	AssignAttributes(ctx context.Context, facts []Fact, schema []AttributeSpec) ([]AttributedFact, error)
+}
+
+// MergeInput is a new fact to merge into the stored value of an attribute.
+type MergeInput struct {
+	Attribute  AttributeSpec `json:"attribute"`
+	Current    string        `json:"current"`
+	Fact       Fact          `json:"fact"`
+	RepairNote string        `json:"repairNote,omitempty"`
+}
+
+// Aggregator merges a fact into an attribute's one consolidated value.
+type Aggregator interface {
+	MergeFact(ctx context.Context, in MergeInput) (string, error)
+}
+
+// MergeReviewer catches a merge that dropped information.
+type MergeReviewer interface {
+	// ReviewMerge returns OK=false with a repair note in Reason when merged
+	// lost something of current or of the fact that was not superseded.
+	ReviewMerge(ctx context.Context, in MergeInput, merged string) (*Verdict, error)
+}
+
+// SummariseInput is the running summary of a thread and the exchange to
+// fold into it.
+type SummariseInput struct {
+	Previous string    `json:"previous"`
+	Messages []Message `json:"messages"`
+	MaxChars int       `json:"maxChars"`
+}
+
+// Summariser rolls an exchange into a thread's running summary.
+type Summariser interface {
+	// Summarise returns the new summary, at most MaxChars long.
+	Summarise(ctx context.Context, in SummariseInput) (string, error)
+}
+
+// PreferenceKinds say how fast a preference fades.
+const (
+	KindTaste = "taste" // likes and dislikes; fade quickly
+	KindFact  = "fact"  // facts about the user, such as where they live; fade slowly
+)
+
+// Concept is a like or dislike normalised to the thing itself:
+// "I don't like very sweet desserts" gives {Concept: "very sweet desserts",
+// Sign: -1}.
+type Concept struct {
+	Concept string `json:"concept"`
+	// Sign is +1 for a like and -1 for a dislike.
+	Sign int `json:"sign"`
+	// Strength in (0, 1]: "love" is stronger than "quite like".
+	Strength float64 `json:"strength"`
+	Kind     string  `json:"kind"`
+}
+
+// PreferenceExtractor finds the likes and dislikes in a message.
+type PreferenceExtractor interface {
+	ExtractPreferences(ctx context.Context, message string) ([]Concept, error)
+}
+
+// ClusterMember is one preference of a cluster to describe.
+type ClusterMember struct {
+	Concept string  `json:"concept"`
+	Weight  float64 `json:"weight"` // signed, effective
+}
+
+// ClusterDescription is a cluster's direction in words and each member's
+// stance ("support" or "oppose"), in the order of the members.
+type ClusterDescription struct {
+	Description string   `json:"description"`
+	Stances     []string `json:"stances"`
+}
+
+// ClusterDescriber names the direction of a cluster of preferences.
+type ClusterDescriber interface {
+	DescribeCluster(ctx context.Context, members []ClusterMember) (*ClusterDescription, error)
+}
+
+// ReplyInput is everything the agent's reply may draw on. Titles are the
+// only titles the reply may name.
+type ReplyInput struct {
+	Message  string        `json:"message"`
+	Context  ActiveContext `json:"activeContext"`
+	Searched bool          `json:"searched"`
+	Titles   []Title       `json:"titles"`
+	Notes    []string      `json:"notes"`
+	Summary  string        `json:"summary,omitempty"`
+	Memories []string      `json:"memories,omitempty"`
+	Question string        `json:"question,omitempty"`
+}
+
+// ReplyWriter writes the agent's answer.
+type ReplyWriter interface {
+	WriteReply(ctx context.Context, in ReplyInput) (string, error)
+}
+
+// LanguageModel is every task together, as a provider implements them.
+type LanguageModel interface {
+	RequestUnderstander
+	Sentinel
+	FactExtractor
+	ExtractionReviewer
+	Attributor
+	Aggregator
+	MergeReviewer
+	Summariser
+	PreferenceExtractor
+	ClusterDescriber
+	ReplyWriter
+	// Name says which provider and model this is, for logs and `version`.
+	Name() string
+}
+
+// Embedder turns text into vectors. Vectors of different embedders (by ID)
+// are never compared.
+type Embedder interface {
+	// ID names the embedder, its version and dimension, such as
+	// "offline-hash/v1/256".
+	ID() string
+	Dim() int
+	// Embed returns one L2-normalised vector per text. Errors: EUNAVAILABLE.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}

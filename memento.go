@@ -1,0 +1,158 @@
+package memento
+
+import (
+	"context"
+	"time"
+)
+
+// DefaultTenant is the tenant every request belongs to unless it names
+// another. It exists in every store from the first migration on.
+const DefaultTenant = "default"
+
+// Scope names the owner of per-user data. Every read and write of such data
+// is scoped by tenant and user, so nothing crosses between them.
+type Scope struct {
+	Tenant string `json:"tenant"`
+	User   string `json:"user"`
+}
+
+// User is a person an agent talks to.
+type User struct {
+	Tenant    string    `json:"tenant"`
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Thread is one conversation of a user.
+type Thread struct {
+	Tenant    string    `json:"tenant"`
+	User      string    `json:"user"`
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Role says who wrote a message.
+type Role string
+
+// The roles a message may have.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return r == RoleUser || r == RoleAssistant }
+
+// Message is one utterance in a thread. ID is the client's id when it gave
+// one (which makes writes idempotent) or one the store made up. Seq orders the
+// messages of a thread as the store received them.
+type Message struct {
+	Tenant    string    `json:"tenant,omitempty"`
+	User      string    `json:"user,omitempty"`
+	Thread    string    `json:"thread,omitempty"`
+	ID        string    `json:"id"`
+	Seq       int64     `json:"seq,omitempty"`
+	Role      Role      `json:"role"`
+	Text      string    `json:"text"`
+	At        time.Time `json:"at"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+}
+
+// EventType is the kind of action a user took on a title.
+type EventType string
+
+// The event types learners understand.
+const (
+	EventWatched     EventType = "watched"
+	EventRated       EventType = "rated"
+	EventLiked       EventType = "liked"
+	EventDisliked    EventType = "disliked"
+	EventWatchlisted EventType = "watchlisted"
+	EventSkipped     EventType = "skipped"
+	EventAbandoned   EventType = "abandoned"
+	EventFinished    EventType = "finished"
+)
+
+// EventTypes lists every known event type in a stable order.
+var EventTypes = []EventType{EventWatched, EventRated, EventLiked, EventDisliked,
+	EventWatchlisted, EventSkipped, EventAbandoned, EventFinished}
+
+// Valid reports whether t is a known event type.
+func (t EventType) Valid() bool {
+	for _, v := range EventTypes {
+		if t == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Event is an action a user took on a catalog title. Value is the rating for
+// rated (0.5 to 5) and the fraction watched for abandoned; other types leave
+// it nil.
+type Event struct {
+	Tenant    string    `json:"tenant,omitempty"`
+	User      string    `json:"user,omitempty"`
+	ID        string    `json:"id"`
+	Type      EventType `json:"type"`
+	TitleID   string    `json:"title"`
+	Value     *float64  `json:"value,omitempty"`
+	At        time.Time `json:"at"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+}
+
+// Title types used by the catalog. Importers keep whatever type their source
+// names (IMDb has more, such as tvMiniSeries); these are the ones the agent
+// asks for.
+const (
+	TypeMovie    = "movie"
+	TypeTVSeries = "tvSeries"
+)
+
+// Title is one entry of the catalog. ID is a stable string that names its
+// source, such as "wiki:The_Avengers_(2012_film)", "imdb:tt0111161" or
+// "ml:1".
+type Title struct {
+	ID             string   `json:"id"`
+	Title          string   `json:"title"`
+	Type           string   `json:"type"`
+	Year           int      `json:"year,omitempty"`
+	EndYear        int      `json:"endYear,omitempty"`
+	Genres         []string `json:"genres"`
+	Cast           []string `json:"cast"`
+	Overview       string   `json:"overview,omitempty"`
+	RuntimeMinutes int      `json:"runtimeMinutes,omitempty"`
+	IsAdult        bool     `json:"isAdult,omitempty"`
+	Href           string   `json:"href,omitempty"`
+}
+
+// Summary is one entry of a thread's rolling summary list. Each covers the
+// thread's messages from FromSeq to ToSeq and replaces, for a prompt, every
+// summary before it.
+type Summary struct {
+	ID        int64     `json:"id"`
+	Thread    string    `json:"thread"`
+	Text      string    `json:"text"`
+	FromSeq   int64     `json:"fromSeq"`
+	ToSeq     int64     `json:"toSeq"`
+	Sources   []string  `json:"sources"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Clock tells the time. Components take one so tests can fix it.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock is the Clock of the wall.
+type SystemClock struct{}
+
+// Now returns the current time.
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// Pinger is implemented by dependencies whose health /healthz reports.
+type Pinger interface {
+	// Ping returns nil when the dependency answers. Errors: EUNAVAILABLE.
+	Ping(ctx context.Context) error
+}

@@ -1,0 +1,90 @@
+package memento
+
+import "context"
+
+// UserService keeps users.
+type UserService interface {
+	// EnsureUser creates the user if it does not exist and returns it.
+	// Errors: EINVALID for an empty id.
+	EnsureUser(ctx context.Context, s Scope) (*User, error)
+	// DeleteUser forgets everything about a user: threads, messages,
+	// summaries, events, memories and pending jobs. Errors: ENOTFOUND.
+	DeleteUser(ctx context.Context, s Scope) error
+}
+
+// AppendResult reports what AppendMessages stored.
+type AppendResult struct {
+	// Messages are the stored messages in order, with their ids and
+	// sequence numbers, including those that already existed.
+	Messages   []Message `json:"messages"`
+	Inserted   int       `json:"inserted"`
+	Duplicates int       `json:"duplicates"`
+}
+
+// MessageLog is the durable log of what was said in each thread.
+type MessageLog interface {
+	// AppendMessages stores msgs in the thread (creating the user and the
+	// thread as needed) and, in the same transaction, the jobs that
+	// jobsFor returns for each newly stored message. A message whose id is
+	// already stored in the scope is left as it is and gets no jobs, which
+	// makes a repeated call change nothing. It returns only once the
+	// messages and their jobs are durable. Errors: EINVALID (empty text,
+	// unknown role).
+	AppendMessages(ctx context.Context, s Scope, thread string, msgs []Message, jobsFor func(Message) []JobRequest) (*AppendResult, error)
+	// Messages lists a thread's messages with Seq > afterSeq in order, at
+	// most limit of them (0: no limit). Errors: ENOTFOUND for an unknown thread.
+	Messages(ctx context.Context, s Scope, thread string, afterSeq int64, limit int) ([]Message, error)
+}
+
+// Turn is everything one agent turn writes, stored in one transaction: the
+// user's message and the reply, the thread's new state and the background
+// jobs for the turn.
+type Turn struct {
+	Scope    Scope
+	Thread   string
+	Messages []Message
+	State    ThreadState
+	// Jobs are enqueued with the turn; their payloads may need the stored
+	// messages' sequence numbers, so JobsFor is called with them.
+	JobsFor func(stored []Message) []JobRequest
+}
+
+// ThreadService keeps threads, their active contexts and summaries.
+type ThreadService interface {
+	// ThreadState returns the thread's state. A thread that does not exist
+	// yet has an empty state (new context, nothing shown) and no error.
+	ThreadState(ctx context.Context, s Scope, thread string) (*ThreadState, error)
+	// SaveTurn stores a turn atomically. Errors: EINVALID.
+	SaveTurn(ctx context.Context, t Turn) ([]Message, error)
+	// Threads lists a user's threads, most recently updated first.
+	Threads(ctx context.Context, s Scope) ([]Thread, error)
+	// AppendSummary adds a summary to the thread's list. Errors: ENOTFOUND.
+	AppendSummary(ctx context.Context, s Scope, sum Summary) (*Summary, error)
+	// LatestSummary returns the newest summary of the thread, or nil when
+	// there is none.
+	LatestSummary(ctx context.Context, s Scope, thread string) (*Summary, error)
+	// Summaries lists a thread's summaries, oldest first.
+	Summaries(ctx context.Context, s Scope, thread string) ([]Summary, error)
+}
+
+// EventService keeps the actions users took on titles.
+type EventService interface {
+	// AddEvents stores events (creating the user as needed) and, in the
+	// same transaction, the jobs jobsFor returns for each new one. An
+	// event whose id is already stored is skipped. Errors: EINVALID.
+	AddEvents(ctx context.Context, s Scope, events []Event, jobsFor func(Event) []JobRequest) (inserted int, err error)
+	// Events lists a user's events in the order they happened.
+	Events(ctx context.Context, s Scope) ([]Event, error)
+}
+
+// TitleService keeps the catalog's titles in the store, so an imported
+// catalog outlives the process.
+type TitleService interface {
+	// PutTitles inserts or updates titles; with replace, every other title
+	// is removed first. It returns how many titles were written.
+	PutTitles(ctx context.Context, titles []Title, replace bool) (int, error)
+	// Titles returns every stored title.
+	Titles(ctx context.Context) ([]Title, error)
+	// CountTitles counts the stored titles.
+	CountTitles(ctx context.Context) (int, error)
+}
