@@ -1,0 +1,462 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// Paging limits of the search a turn runs: at least MinPages pages of
+// PageSize titles are read for ranking before the exclusions are known to
+// be satisfied, and never more than MaxPages.
+const (
+	PageSize = 12
+	MinPages = 5
+	MaxPages = 50
+)
+
+// Model is what the agent asks of a language model.
+type Model interface {
+	memento.RequestUnderstander
+	memento.ReplyWriter
+}
+
+// Scorer is one signal of the ranking: it reads what the memory knows about
+// a user (profile, preferences) in code, deterministically, and scores each
+// candidate. The agent adds the scores of all its scorers to a small prior
+// for the catalog's own order.
+type Scorer interface {
+	// Score returns one Signal per candidate, in the candidates' order.
+	Score(ctx context.Context, s memento.Scope, ac memento.ActiveContext, candidates []memento.Title) ([]Signal, error)
+}
+
+// Signal is a scorer's verdict on one candidate.
+type Signal struct {
+	Score float64
+	// Why names what moved the score, such as "you like heist films".
+	Why []string
+	// Drop removes the title: the user must not see it again (already
+	// seen, turned down).
+	Drop bool
+}
+
+// Ranked is a title with its ranking score and reasons.
+type Ranked struct {
+	Title memento.Title
+	Score float64
+	Why   []string
+}
+
+// Agent runs turns of the recommendation agent.
+type Agent struct {
+	Catalog memento.Catalog
+	Threads memento.ThreadService
+	Model   Model
+	// Scorers rank the candidates; without any they keep the catalog's
+	// order.
+	Scorers []Scorer
+	// Memory, when set, adds long-term memory to the turn's context and
+	// to its answer.
+	Memory MemoryReader
+	// Jobs returns the background jobs of a stored turn. Nil enqueues the
+	// summary job only (DefaultJobs).
+	Jobs   func(s memento.Scope, thread string, stored []memento.Message) []memento.JobRequest
+	Clock  memento.Clock
+	Logger *slog.Logger
+}
+
+// MemoryReader brings long-term memory into a turn.
+type MemoryReader interface {
+	// Recall returns the memories relevant to message, rendered for a
+	// prompt, and what was used.
+	Recall(ctx context.Context, s memento.Scope, thread, message string) ([]MemoryItem, error)
+}
+
+// MemoryItem is one memory a turn used.
+type MemoryItem struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+// Request is one user message to the agent.
+type Request struct {
+	User    string `json:"user"`
+	Thread  string `json:"thread"`
+	Message string `json:"message"`
+}
+
+// TitleResult is a title as an answer shows it.
+type TitleResult struct {
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Type     string   `json:"type"`
+	Year     int      `json:"year"`
+	Genres   []string `json:"genres"`
+	Overview string   `json:"overview,omitempty"`
+	Why      []string `json:"why"`
+}
+
+// MemoryUsed says what memory an answer drew on.
+type MemoryUsed struct {
+	Summary string       `json:"summary"`
+	Used    []MemoryItem `json:"used"`
+}
+
+// Response is the agent's answer. Its JSON shape is a contract shared by
+// POST /v1/chat, `memento chat` and `memento replay`.
+type Response struct {
+	User          string                `json:"user"`
+	Thread        string                `json:"thread"`
+	Reply         string                `json:"reply"`
+	Titles        []TitleResult         `json:"titles"`
+	ActiveContext memento.ActiveContext `json:"activeContext"`
+	Notes         []string              `json:"notes"`
+	Searched      bool                  `json:"searched"`
+	Memory        MemoryUsed            `json:"memory"`
+}
+
+// DefaultJobs enqueues the rolling summary of the turn.
+func DefaultJobs(s memento.Scope, thread string, stored []memento.Message) []memento.JobRequest {
+	if len(stored) == 0 {
+		return nil
+	}
+	last := stored[len(stored)-1]
+	return []memento.JobRequest{{Kind: memento.JobSummarise, Payload: memento.MessageJob{
+		Tenant: s.Tenant, User: s.User, Thread: thread, Message: last.ID, Seq: last.Seq,
+	}}}
+}
+
+// Turn answers one message and stores the turn. The reply is returned as
+// soon as the turn is durable; summaries and other background work follow.
+func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	s := memento.Scope{Tenant: tenant, User: req.User}
+	now := a.now()
+	state, err := a.Threads.ThreadState(ctx, s, req.Thread)
+	if err != nil {
+		return nil, fmt.Errorf("load thread %s: %w", req.Thread, err)
+	}
+	resp := &Response{User: req.User, Thread: req.Thread, Titles: []TitleResult{}, Notes: []string{}, Memory: MemoryUsed{Used: []MemoryItem{}}}
+	summary, err := a.Threads.LatestSummary(ctx, s, req.Thread)
+	if err != nil {
+		return nil, fmt.Errorf("load summary of %s: %w", req.Thread, err)
+	}
+	if summary != nil {
+		resp.Memory.Summary = summary.Text
+		resp.Memory.Used = append(resp.Memory.Used, MemoryItem{Kind: "summary", ID: fmt.Sprint(summary.ID), Text: summary.Text})
+	}
+	var memories []string
+	if a.Memory != nil {
+		items, err := a.Memory.Recall(ctx, s, req.Thread, req.Message)
+		if err != nil {
+			a.logger().WarnContext(ctx, "recall failed; answering without long-term memory", "user", req.User, "err", err)
+		}
+		for _, it := range items {
+			resp.Memory.Used = append(resp.Memory.Used, it)
+			memories = append(memories, it.Text)
+		}
+	}
+	shown := a.titles(ctx, state.LastShown)
+
+	u, err := a.Model.UnderstandRequest(ctx, memento.UnderstandInput{
+		Message: req.Message, Context: state.Context, Summary: resp.Memory.Summary, LastShown: shown,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("understand message: %w", err)
+	}
+	next := Apply(state.Context, *u, shown, now.Year())
+	resp.ActiveContext = next
+	lastShown := state.LastShown
+
+	switch {
+	case !u.Recognised && !u.Search:
+		resp.Notes = append(resp.Notes, "I did not recognise a request in that message, so I did not search.")
+	case u.Search:
+		resp.Searched = true
+		ranked, err := a.find(ctx, s, next)
+		if err != nil {
+			a.logger().ErrorContext(ctx, "catalog search failed", "user", req.User, "thread", req.Thread, "err", err)
+			resp.Notes = append(resp.Notes, "The catalog search failed, so I have no titles to show this time: "+memento.ErrorMessage(err))
+			ranked = nil
+		} else if len(ranked) == 0 {
+			resp.Notes = append(resp.Notes, "No titles match "+Describe(next)+".")
+		} else if len(ranked) < next.Count {
+			resp.Notes = append(resp.Notes, fmt.Sprintf("Only %d title%s match%s %s, fewer than the %d you asked for.",
+				len(ranked), plural(len(ranked)), verbS(len(ranked)), Describe(next), next.Count))
+		}
+		lastShown = make([]string, 0, len(ranked))
+		for _, r := range ranked {
+			resp.Titles = append(resp.Titles, result(r))
+			lastShown = append(lastShown, r.Title.ID)
+		}
+	}
+
+	titles := make([]memento.Title, len(resp.Titles))
+	for i, r := range resp.Titles {
+		titles[i] = memento.Title{ID: r.ID, Title: r.Title, Type: r.Type, Year: r.Year, Genres: r.Genres, Overview: r.Overview}
+	}
+	reply, err := a.Model.WriteReply(ctx, memento.ReplyInput{
+		Message: req.Message, Context: next, Searched: resp.Searched, Titles: titles, Notes: resp.Notes,
+		Summary: resp.Memory.Summary, Memories: memories, Question: u.Question,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write reply: %w", err)
+	}
+	resp.Reply = reply
+
+	jobs := a.Jobs
+	if jobs == nil {
+		jobs = DefaultJobs
+	}
+	_, err = a.Threads.SaveTurn(ctx, memento.Turn{
+		Scope:  s,
+		Thread: req.Thread,
+		Messages: []memento.Message{
+			{Role: memento.RoleUser, Text: req.Message, At: now},
+			{Role: memento.RoleAssistant, Text: reply, At: now},
+		},
+		State:   memento.ThreadState{Context: next, LastShown: lastShown},
+		JobsFor: func(stored []memento.Message) []memento.JobRequest { return jobs(s, req.Thread, stored) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("save turn: %w", err)
+	}
+	return resp, nil
+}
+
+// find pages through the catalog until it has enough unseen titles to rank
+// (at least MinPages pages), then ranks them and keeps the context's count.
+func (a *Agent) find(ctx context.Context, s memento.Scope, ac memento.ActiveContext) ([]Ranked, error) {
+	excluded := make(map[string]bool, len(ac.ExcludedTitleIDs))
+	for _, id := range ac.ExcludedTitleIDs {
+		excluded[id] = true
+	}
+	var candidates []memento.Title
+	for page := 1; page <= MaxPages; page++ {
+		res, err := a.Catalog.Search(ctx, Query(ac, page, PageSize))
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range res.Titles {
+			if !excluded[t.ID] {
+				candidates = append(candidates, t)
+			}
+		}
+		if res.Last || (page >= MinPages && len(candidates) >= ac.Count) {
+			break
+		}
+	}
+	ranked, err := Rank(ctx, s, ac, candidates, a.Scorers)
+	if err != nil {
+		return nil, err
+	}
+	if len(ranked) > ac.Count {
+		ranked = ranked[:ac.Count]
+	}
+	return ranked, nil
+}
+
+// Rank orders candidates by the catalog's order (a small prior that falls
+// with the position, so relevance and recency still count) plus the sum of
+// every scorer's score, and drops the titles a scorer drops. Ties keep the
+// catalog's order, so ranking is deterministic.
+func Rank(ctx context.Context, s memento.Scope, ac memento.ActiveContext, candidates []memento.Title, scorers []Scorer) ([]Ranked, error) {
+	ranked := make([]Ranked, len(candidates))
+	drop := make([]bool, len(candidates))
+	for i, t := range candidates {
+		ranked[i] = Ranked{Title: t, Score: positionPrior(i, len(candidates)), Why: Matches(ac, t)}
+	}
+	for _, sc := range scorers {
+		sigs, err := sc.Score(ctx, s, ac, candidates)
+		if err != nil {
+			return nil, fmt.Errorf("rank: %w", err)
+		}
+		if len(sigs) != len(candidates) {
+			return nil, fmt.Errorf("rank: scorer %T returned %d signals for %d candidates", sc, len(sigs), len(candidates))
+		}
+		for i, sig := range sigs {
+			ranked[i].Score += sig.Score
+			ranked[i].Why = append(ranked[i].Why, sig.Why...)
+			drop[i] = drop[i] || sig.Drop
+		}
+	}
+	out := ranked[:0]
+	for i, r := range ranked {
+		if !drop[i] {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Ranked) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// positionPrior is worth at most 0.1: enough to order otherwise equal
+// titles by the catalog's relevance, small beside what scorers say.
+func positionPrior(i, n int) float64 {
+	if n <= 1 {
+		return 0.1
+	}
+	return 0.1 * float64(n-i) / float64(n)
+}
+
+// titles resolves stored title ids, skipping any the catalog no longer has.
+func (a *Agent) titles(ctx context.Context, ids []string) []memento.Title {
+	out := make([]memento.Title, 0, len(ids))
+	for _, id := range ids {
+		t, err := a.Catalog.Title(ctx, id)
+		if err != nil {
+			continue
+		}
+		out = append(out, *t)
+	}
+	return out
+}
+
+func (a *Agent) now() time.Time {
+	if a.Clock == nil {
+		return time.Now()
+	}
+	return a.Clock.Now()
+}
+
+func (a *Agent) logger() *slog.Logger {
+	if a.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Logger
+}
+
+// MaxMessageBytes bounds one chat message.
+const MaxMessageBytes = 4000
+
+func validate(r Request) error {
+	switch {
+	case strings.TrimSpace(r.User) == "":
+		return memento.Errorf(memento.EINVALID, "user is required")
+	case strings.TrimSpace(r.Thread) == "":
+		return memento.Errorf(memento.EINVALID, "thread is required")
+	case strings.TrimSpace(r.Message) == "":
+		return memento.Errorf(memento.EINVALID, "message must not be empty")
+	case len(r.Message) > MaxMessageBytes:
+		return memento.Errorf(memento.EINVALID, "message is %d bytes, over the limit of %d", len(r.Message), MaxMessageBytes)
+	}
+	return nil
+}
+
+func result(r Ranked) TitleResult {
+	why := r.Why
+	if why == nil {
+		why = []string{}
+	}
+	genres := r.Title.Genres
+	if genres == nil {
+		genres = []string{}
+	}
+	return TitleResult{ID: r.Title.ID, Title: r.Title.Title, Type: r.Title.Type, Year: r.Title.Year, Genres: genres,
+		Overview: firstSentence(r.Title.Overview), Why: why}
+}
+
+// Matches lists the constraints a title satisfies, as reasons for showing it.
+func Matches(ac memento.ActiveContext, t memento.Title) []string {
+	var why []string
+	for _, g := range ac.Genres {
+		if slices.ContainsFunc(t.Genres, func(tg string) bool { return strings.EqualFold(tg, g) }) {
+			why = append(why, "genre: "+g)
+		}
+	}
+	for _, p := range ac.People {
+		why = append(why, "with "+p)
+	}
+	if ac.MinYear != nil || ac.MaxYear != nil {
+		why = append(why, fmt.Sprintf("from %d", t.Year))
+	}
+	if ac.FreeText != "" {
+		why = append(why, "about "+ac.FreeText)
+	}
+	if why == nil {
+		why = []string{}
+	}
+	return why
+}
+
+// Describe renders a context's constraints as a phrase, such as "comedy
+// movies from 2010 on".
+func Describe(ac memento.ActiveContext) string {
+	var b strings.Builder
+	if len(ac.Genres) > 0 {
+		b.WriteString(strings.ToLower(strings.Join(ac.Genres, " or ")) + " ")
+	}
+	switch ac.TitleType {
+	case memento.TypeMovie:
+		b.WriteString("movies")
+	case memento.TypeTVSeries:
+		b.WriteString("TV series")
+	case "":
+		b.WriteString("titles")
+	default:
+		b.WriteString(ac.TitleType + " titles")
+	}
+	if len(ac.People) > 0 {
+		b.WriteString(" with " + strings.Join(ac.People, " and "))
+	}
+	if ac.FreeText != "" {
+		b.WriteString(" about " + ac.FreeText)
+	}
+	switch {
+	case ac.MinYear != nil && ac.MaxYear != nil:
+		fmt.Fprintf(&b, " from %d to %d", *ac.MinYear, *ac.MaxYear)
+	case ac.MinYear != nil:
+		fmt.Fprintf(&b, " from %d on", *ac.MinYear)
+	case ac.MaxYear != nil:
+		fmt.Fprintf(&b, " up to %d", *ac.MaxYear)
+	}
+	if n := len(ac.ExcludedTitleIDs); n > 0 {
+		fmt.Fprintf(&b, ", leaving out the %d you have seen or turned down", n)
+	}
+	return b.String()
+}
+
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, ". "); i > 0 && i < 240 {
+		return s[:i+1]
+	}
+	if len(s) > 240 {
+		cut := strings.LastIndex(s[:240], " ")
+		if cut < 0 {
+			cut = 240
+		}
+		return s[:cut] + "…"
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func verbS(n int) string {
+	if n == 1 {
+		return "es"
+	}
+	return ""
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/catalog"
+	mhttp "github.com/memento-ai/memento/http"
+)
+
+func (m *Main) catalogCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "catalog", Short: "Search, import and inspect the title catalog"}
+	cmd.AddCommand(m.catalogSearchCommand(), m.catalogStatsCommand(), m.catalogImportCommand(), m.catalogBuildCommand())
+	return cmd
+}
+
+func (m *Main) catalogSearchCommand() *cobra.Command {
+	var q memento.TitleQuery
+	var person string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search",
+		Short: "Search the catalog",
+		Example: `  memento catalog search --genre Comedy --min-year 2010 --size 3
+  memento catalog search --text "bank heist" --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if person != "" {
+				q.People = []string{person}
+			}
+			app, err := m.App(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cat, err := app.Catalog(cmd.Context())
+			if err != nil {
+				return err
+			}
+			page, err := cat.Search(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			res := mhttp.NewSearchResult(page)
+			if asJSON {
+				return json.NewEncoder(m.Stdout).Encode(res)
+			}
+			w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tTITLE\tYEAR\tGENRES")
+			for _, t := range res.Titles {
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", t.ID, t.Title, t.Year, strings.Join(t.Genres, ", "))
+			}
+			fmt.Fprintf(w, "page %d, %d of %d titles\n", res.Page, len(res.Titles), res.Total)
+			return w.Flush()
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&q.Genres, "genre", nil, "a genre; repeat for several (any matches)")
+	f.BoolVar(&q.AllGenres, "all-genres", false, "require every --genre instead of any")
+	f.StringVar(&q.Type, "type", "", "title type, such as movie or tvSeries")
+	f.IntVar(&q.MinYear, "min-year", 0, "earliest year, inclusive")
+	f.IntVar(&q.MaxYear, "max-year", 0, "latest year, inclusive")
+	f.StringVar(&person, "person", "", "a cast member, case-insensitive")
+	f.StringVar(&q.Text, "text", "", "free text, ranked by BM25 over title and plot")
+	f.StringArrayVar(&q.Exclude, "exclude", nil, "a title id never to return; repeat for several")
+	f.IntVar(&q.Page, "page", 1, "page number, from 1")
+	f.IntVar(&q.Size, "size", memento.DefaultPageSize, "titles per page")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (m *Main) catalogStatsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Count the catalog's titles by type and genre",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			app, err := m.App(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cat, err := app.Catalog(cmd.Context())
+			if err != nil {
+				return err
+			}
+			st, err := cat.Stats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(m.Stdout).Encode(st)
+			}
+			fmt.Fprintf(m.Stdout, "%d titles\n", st.Titles)
+			for k, v := range st.Types {
+				fmt.Fprintf(m.Stdout, "  type %s: %d\n", k, v)
+			}
+			for k, v := range st.Genres {
+				fmt.Fprintf(m.Stdout, "  genre %s: %d\n", k, v)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// importReport is what `catalog import --json` prints.
+type importReport struct {
+	File string `json:"file"`
+	catalog.ImportReport
+	Written  int  `json:"written"`
+	Replaced bool `json:"replaced"`
+	Total    int  `json:"total"`
+}
+
+func (m *Main) catalogImportCommand() *cobra.Command {
+	var format string
+	var replace, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Import titles into the store's catalog",
+		Long: `Import titles into the catalog kept in the store (--db).
+
+Formats: imdb (title.basics.tsv or .tsv.gz), movielens (movies.csv) and jsonl
+(one {"id","title","type","year","endYear","genres","cast","overview",
+"runtimeMinutes","isAdult"} object a line). Without --replace the titles extend
+the current catalog (the embedded one until something was imported); with it
+they replace it. Malformed rows are skipped and counted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			titles, rep, err := catalog.ReadFile(args[0], format)
+			if err != nil {
+				return err
+			}
+			app, err := m.App(ctx)
+			if err != nil {
+				return err
+			}
+			if !replace {
+				// Extending starts from the catalog in use, so the first
+				// import keeps the embedded titles.
+				if n, err := app.DB.CountTitles(ctx); err != nil {
+					return err
+				} else if n == 0 {
+					base, err := catalog.Embedded()
+					if err != nil {
+						return err
+					}
+					if _, err := app.DB.PutTitles(ctx, base.All(), false); err != nil {
+						return err
+					}
+				}
+			}
+			written, err := app.DB.PutTitles(ctx, titles, replace)
+			if err != nil {
+				return err
+			}
+			total, err := app.DB.CountTitles(ctx)
+			if err != nil {
+				return err
+			}
+			out := importReport{File: args[0], ImportReport: rep, Written: written, Replaced: replace, Total: total}
+			if asJSON {
+				return json.NewEncoder(m.Stdout).Encode(out)
+			}
+			for _, e := range rep.Errors {
+				fmt.Fprintf(m.Stderr, "warning: line %d skipped: %s: %s\n", e.Line, e.Reason, e.Detail)
+			}
+			fmt.Fprintf(m.Stdout, "imported %d titles from %s (%d malformed rows skipped); the catalog has %d titles\n", written, args[0], rep.Skipped, total)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "jsonl", "input format: imdb, movielens or jsonl")
+	cmd.Flags().BoolVar(&replace, "replace", false, "replace the catalog instead of extending it")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (m *Main) catalogBuildCommand() *cobra.Command {
+	var src, out string
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Build the embedded catalog file from the Wikipedia film lists",
+		Long:  "Build the compressed JSON-lines catalog that is embedded in the binary from the wikimovies data (one gzipped JSON array per decade). `go generate ./catalog` runs the same generator.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			titles, rep, err := catalog.BuildWikiMovies(src)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return err
+			}
+			tmp := out + ".tmp"
+			f, err := os.Create(tmp)
+			if err != nil {
+				return err
+			}
+			zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
+			if err := catalog.WriteJSONL(zw, titles); err != nil {
+				f.Close()
+				return err
+			}
+			if err := zw.Close(); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, out); err != nil {
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "wrote %d titles to %s (%+v)\n", len(titles), out, rep)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&src, "src", "../shared/data/wikimovies", "folder of the wikimovies data")
+	cmd.Flags().StringVar(&out, "out", "catalog.jsonl.gz", "output file")
+	return cmd
+}

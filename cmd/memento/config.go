@@ -1,0 +1,209 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/memento-ai/memento"
+)
+
+// Config is every setting of the memento binary. Defaults come first, then
+// MEMENTO_* environment variables, then flags; Validate rejects a bad value
+// with a message naming the setting.
+type Config struct {
+	DB        string // path of the SQLite file
+	Addr      string // where serve listens
+	LogLevel  string // debug, info, warn, error
+	LogFormat string // text or json
+	Catalog   string // a JSON-lines catalog used instead of the store's or the embedded one
+	Tenant    string
+
+	LLM   LLMConfig
+	Embed EmbedConfig
+}
+
+// LLMConfig selects and configures the language-model provider.
+type LLMConfig struct {
+	Provider string // offline or openai; empty picks openai when BaseURL is set
+	BaseURL  string
+	APIKey   string
+	Model    string
+}
+
+// EmbedConfig selects and configures the embedder.
+type EmbedConfig struct {
+	Provider string // offline or openai; empty follows the language model's choice
+	Model    string
+	Dim      int
+}
+
+// DefaultConfig returns the zero-configuration settings: an SQLite file in
+// the working directory, the offline model and a loopback address.
+func DefaultConfig() Config {
+	return Config{
+		DB:        "./memento.db",
+		Addr:      "127.0.0.1:8080",
+		LogLevel:  "info",
+		LogFormat: "text",
+		Tenant:    memento.DefaultTenant,
+		LLM:       LLMConfig{Model: "gpt-4o-mini"},
+		Embed:     EmbedConfig{Model: "text-embedding-3-small", Dim: 256},
+	}
+}
+
+// envSetting ties an environment variable to a configuration field.
+type envSetting struct {
+	name string
+	str  *string
+	num  *int
+}
+
+func (c *Config) envSettings() []envSetting {
+	return []envSetting{
+		{name: "MEMENTO_DB", str: &c.DB},
+		{name: "MEMENTO_ADDR", str: &c.Addr},
+		{name: "MEMENTO_LOG_LEVEL", str: &c.LogLevel},
+		{name: "MEMENTO_LOG_FORMAT", str: &c.LogFormat},
+		{name: "MEMENTO_CATALOG", str: &c.Catalog},
+		{name: "MEMENTO_TENANT", str: &c.Tenant},
+		{name: "MEMENTO_LLM_PROVIDER", str: &c.LLM.Provider},
+		{name: "MEMENTO_LLM_BASE_URL", str: &c.LLM.BaseURL},
+		{name: "MEMENTO_LLM_API_KEY", str: &c.LLM.APIKey},
+		{name: "MEMENTO_LLM_MODEL", str: &c.LLM.Model},
+		{name: "MEMENTO_EMBED_PROVIDER", str: &c.Embed.Provider},
+		{name: "MEMENTO_EMBED_MODEL", str: &c.Embed.Model},
+		{name: "MEMENTO_EMBED_DIM", num: &c.Embed.Dim},
+	}
+}
+
+// ApplyEnv reads MEMENTO_* variables through getenv (os.Getenv in main).
+func (c *Config) ApplyEnv(getenv func(string) string) error {
+	for _, s := range c.envSettings() {
+		v := getenv(s.name)
+		if v == "" {
+			continue
+		}
+		if s.str != nil {
+			*s.str = v
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return memento.Errorf(memento.EINVALID, "%s must be a whole number, got %q", s.name, v)
+		}
+		*s.num = n
+	}
+	return nil
+}
+
+// AddGlobalFlags binds the settings every command shares. The flags'
+// defaults are the values already in c, so environment variables read
+// before show through unless a flag is given.
+func (c *Config) AddGlobalFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.DB, "db", c.DB, "SQLite database file (MEMENTO_DB)")
+	fs.StringVar(&c.Catalog, "catalog", c.Catalog, "JSON-lines catalog file to use instead of the stored or embedded one (MEMENTO_CATALOG)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error (MEMENTO_LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json (MEMENTO_LOG_FORMAT)")
+	fs.StringVar(&c.Tenant, "tenant", c.Tenant, "tenant the command acts for (MEMENTO_TENANT)")
+	fs.StringVar(&c.LLM.Provider, "llm-provider", c.LLM.Provider, "language model: offline or openai; default openai when MEMENTO_LLM_BASE_URL is set (MEMENTO_LLM_PROVIDER)")
+	fs.StringVar(&c.LLM.BaseURL, "llm-base-url", c.LLM.BaseURL, "OpenAI-compatible base URL, such as http://localhost:11434/v1 (MEMENTO_LLM_BASE_URL)")
+	fs.StringVar(&c.LLM.Model, "llm-model", c.LLM.Model, "chat model name (MEMENTO_LLM_MODEL)")
+	fs.StringVar(&c.Embed.Provider, "embed-provider", c.Embed.Provider, "embedder: offline or openai (MEMENTO_EMBED_PROVIDER)")
+	fs.StringVar(&c.Embed.Model, "embed-model", c.Embed.Model, "embedding model name (MEMENTO_EMBED_MODEL)")
+	fs.IntVar(&c.Embed.Dim, "embed-dim", c.Embed.Dim, "dimension of offline embeddings (MEMENTO_EMBED_DIM)")
+}
+
+// Resolve fills the choices that depend on other settings: the providers
+// default to openai when a base URL is set.
+func (c *Config) Resolve() {
+	if c.LLM.Provider == "" {
+		c.LLM.Provider = "offline"
+		if c.LLM.BaseURL != "" {
+			c.LLM.Provider = "openai"
+		}
+	}
+	if c.Embed.Provider == "" {
+		c.Embed.Provider = "offline"
+		if c.LLM.BaseURL != "" && c.LLM.Provider == "openai" {
+			c.Embed.Provider = "openai"
+		}
+	}
+}
+
+// Validate checks every setting and names the first bad one.
+func (c *Config) Validate() error {
+	c.Resolve()
+	if strings.TrimSpace(c.DB) == "" {
+		return memento.Errorf(memento.EINVALID, "--db (MEMENTO_DB) must name a file, got an empty value")
+	}
+	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
+		return memento.Errorf(memento.EINVALID, "--addr (MEMENTO_ADDR) must be host:port, got %q", c.Addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return memento.Errorf(memento.EINVALID, "--addr (MEMENTO_ADDR) has a bad port %q", port)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return memento.Errorf(memento.EINVALID, "--log-level (MEMENTO_LOG_LEVEL) must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return memento.Errorf(memento.EINVALID, "--log-format (MEMENTO_LOG_FORMAT) must be text or json, got %q", c.LogFormat)
+	}
+	if strings.TrimSpace(c.Tenant) == "" {
+		return memento.Errorf(memento.EINVALID, "--tenant (MEMENTO_TENANT) must not be empty")
+	}
+	if c.Catalog != "" {
+		if _, err := os.Stat(c.Catalog); err != nil {
+			return memento.Errorf(memento.EINVALID, "--catalog (MEMENTO_CATALOG) %q cannot be read: %v", c.Catalog, err)
+		}
+	}
+	switch c.LLM.Provider {
+	case "offline":
+	case "openai":
+		if err := checkURL("--llm-base-url (MEMENTO_LLM_BASE_URL)", c.LLM.BaseURL); err != nil {
+			return err
+		}
+		if c.LLM.Model == "" {
+			return memento.Errorf(memento.EINVALID, "--llm-model (MEMENTO_LLM_MODEL) must name a model when the provider is openai")
+		}
+	default:
+		return memento.Errorf(memento.EINVALID, "--llm-provider (MEMENTO_LLM_PROVIDER) must be offline or openai, got %q", c.LLM.Provider)
+	}
+	switch c.Embed.Provider {
+	case "offline":
+		if c.Embed.Dim < 16 || c.Embed.Dim > 4096 {
+			return memento.Errorf(memento.EINVALID, "--embed-dim (MEMENTO_EMBED_DIM) must be between 16 and 4096, got %d", c.Embed.Dim)
+		}
+	case "openai":
+		if err := checkURL("--llm-base-url (MEMENTO_LLM_BASE_URL)", c.LLM.BaseURL); err != nil {
+			return err
+		}
+		if c.Embed.Model == "" {
+			return memento.Errorf(memento.EINVALID, "--embed-model (MEMENTO_EMBED_MODEL) must name a model when the embedder is openai")
+		}
+	default:
+		return memento.Errorf(memento.EINVALID, "--embed-provider (MEMENTO_EMBED_PROVIDER) must be offline or openai, got %q", c.Embed.Provider)
+	}
+	return nil
+}
+
+func checkURL(setting, v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return memento.Errorf(memento.EINVALID, "%s must be an http(s) URL, got %q", setting, v)
+	}
+	return nil
+}
+
+// String describes the configuration for the start-up log, without secrets.
+func (c Config) String() string {
+	return fmt.Sprintf("db=%s llm=%s embed=%s", c.DB, c.LLM.Provider, c.Embed.Provider)
+}

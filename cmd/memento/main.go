@@ -1,0 +1,209 @@
+// Command memento is Memento's one binary: the server, the terminal chat,
+// the importers, evaluations and benchmarks.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/memento-ai/memento"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	m := NewMain()
+	if err := m.ParseFlags(ctx, os.Args[1:]); errors.Is(err, pflag.ErrHelp) {
+		os.Exit(0)
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, "memento:", message(err))
+		os.Exit(2)
+	}
+	err := m.Run(ctx)
+	if err == nil && m.Serving() {
+		<-ctx.Done()
+		m.Logger.Info("shutting down")
+	}
+	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if cerr := m.Close(closeCtx); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "memento:", message(err))
+		os.Exit(1)
+	}
+}
+
+// message is what a user sees of an error: the application message when
+// there is one, else the error itself (the CLI user is the operator).
+func message(err error) string {
+	var e *memento.Error
+	if errors.As(err, &e) {
+		if e.Code == memento.EINTERNAL && e.Err != nil {
+			return e.Message + ": " + e.Err.Error()
+		}
+		return e.Message
+	}
+	return err.Error()
+}
+
+// Main is the program: its configuration, its open components and the
+// command tree. End-to-end tests drive it the way main does.
+type Main struct {
+	Config Config
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	Logger *slog.Logger
+
+	app       *App
+	root      *cobra.Command
+	args      []string
+	serving   bool
+	serverURL string
+	tempDirs  []string
+}
+
+// NewMain returns a Main wired to the process's standard streams and
+// environment.
+func NewMain() *Main {
+	return &Main{
+		Config: DefaultConfig(),
+		Stdin:  os.Stdin,
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Getenv: os.Getenv,
+	}
+}
+
+// ParseFlags reads the environment and the arguments into Config and checks
+// them, so a bad value fails before anything is opened.
+func (m *Main) ParseFlags(ctx context.Context, args []string) error {
+	if err := m.Config.ApplyEnv(m.Getenv); err != nil {
+		return err
+	}
+	m.args = args
+	m.root = m.commands()
+	m.root.SetArgs(args)
+	m.root.SetIn(m.Stdin)
+	m.root.SetOut(m.Stdout)
+	m.root.SetErr(m.Stderr)
+	cmd, rest, err := m.root.Find(args)
+	if err != nil {
+		return err
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			_ = cmd.Help()
+		}
+		return err
+	}
+	if err := m.Config.Validate(); err != nil {
+		return err
+	}
+	m.Logger = newLogger(m.Stderr, m.Config.LogLevel, m.Config.LogFormat)
+	return nil
+}
+
+// Run executes the command. serve returns once the server listens; the
+// caller waits and then calls Close.
+func (m *Main) Run(ctx context.Context) error {
+	if m.root == nil {
+		if err := m.ParseFlags(ctx, m.args); err != nil {
+			return err
+		}
+	}
+	return m.root.ExecuteContext(ctx)
+}
+
+// URL is the base URL of the server serve started.
+func (m *Main) URL() string { return m.serverURL }
+
+// Serving reports whether Run started a server that is still up.
+func (m *Main) Serving() bool { return m.serving }
+
+// Close stops the server and closes what the command opened.
+func (m *Main) Close(ctx context.Context) error {
+	m.serving = false
+	var err error
+	if m.app != nil {
+		err = m.app.Close(ctx)
+		m.app = nil
+	}
+	for _, dir := range m.tempDirs {
+		os.RemoveAll(dir)
+	}
+	m.tempDirs = nil
+	return err
+}
+
+// tempDir makes a folder that Close removes.
+func (m *Main) tempDir() (string, error) {
+	dir, err := os.MkdirTemp("", "memento-")
+	if err != nil {
+		return "", err
+	}
+	m.tempDirs = append(m.tempDirs, dir)
+	return dir, nil
+}
+
+// App returns the open components, opening them on first use.
+func (m *Main) App(ctx context.Context) (*App, error) {
+	if m.app != nil {
+		return m.app, nil
+	}
+	app, err := OpenApp(ctx, m.Config, m.Logger)
+	if err != nil {
+		return nil, err
+	}
+	m.app = app
+	return app, nil
+}
+
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(strings.ToUpper(level)))
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func (m *Main) commands() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "memento",
+		Short:         "Memory for conversational agents",
+		Long:          "Memento gives an agent short-term memory inside a thread and long-term memory of each user.\nRun `memento serve` for the API and web UI on " + m.Config.Addr + ".",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	m.Config.AddGlobalFlags(root.PersistentFlags())
+	root.AddCommand(
+		m.serveCommand(),
+		m.versionCommand(),
+		m.catalogCommand(),
+		m.jobsCommand(),
+		m.chatCommand(),
+		m.replayCommand(),
+		m.evalCommand(),
+	)
+	return root
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/agent"
+	"github.com/memento-ai/memento/llm/offline"
+	"github.com/memento-ai/memento/llm/openai"
+)
+
+// Model returns the configured language model, opening it on first use.
+// The offline model reads people's names and genres from the catalog.
+func (a *App) Model(ctx context.Context) (memento.LanguageModel, error) {
+	if a.model != nil {
+		return a.model, nil
+	}
+	switch a.Config.LLM.Provider {
+	case "openai":
+		m, err := openai.New(a.openaiConfig(), openai.WithRegisterer(a.Registry), openai.WithLogger(a.Logger))
+		if err != nil {
+			return nil, err
+		}
+		a.model = m
+	default:
+		cat, err := a.Catalog(ctx)
+		if err != nil {
+			return nil, err
+		}
+		a.model = offline.New(offline.Options{People: cat, Genres: cat.Genres()})
+	}
+	a.Logger.Info("language model", "provider", a.Config.LLM.Provider, "name", a.model.Name())
+	return a.model, nil
+}
+
+// Embedder returns the configured embedder.
+func (a *App) Embedder(ctx context.Context) (memento.Embedder, error) {
+	if a.embedder != nil {
+		return a.embedder, nil
+	}
+	switch a.Config.Embed.Provider {
+	case "openai":
+		e, err := openai.NewEmbedder(a.openaiConfig())
+		if err != nil {
+			return nil, err
+		}
+		a.embedder = e
+	default:
+		a.embedder = offline.NewEmbedder(a.Config.Embed.Dim)
+	}
+	a.Logger.Info("embedder", "provider", a.Config.Embed.Provider, "id", a.embedder.ID())
+	return a.embedder, nil
+}
+
+func (a *App) openaiConfig() openai.Config {
+	return openai.Config{
+		BaseURL:    a.Config.LLM.BaseURL,
+		APIKey:     a.Config.LLM.APIKey,
+		Model:      a.Config.LLM.Model,
+		EmbedModel: a.Config.Embed.Model,
+	}
+}
+
+// Agent returns the recommendation agent over the app's store, catalog and
+// model.
+func (a *App) Agent(ctx context.Context) (*agent.Agent, error) {
+	if a.agent != nil {
+		return a.agent, nil
+	}
+	cat, err := a.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	model, err := a.Model(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.agent = &agent.Agent{
+		Catalog: cat,
+		Threads: a.DB,
+		Model:   model,
+		Logger:  a.Logger,
+		Jobs:    a.turnJobs,
+	}
+	return a.agent, nil
+}
+
+// turnJobs are the background jobs of an agent turn: the thread summary,
+// and the jobs of the user's message as if it came through the message log.
+func (a *App) turnJobs(s memento.Scope, thread string, stored []memento.Message) []memento.JobRequest {
+	jobs := agent.DefaultJobs(s, thread, stored)
+	for _, m := range stored {
+		jobs = append(jobs, a.messageJobs(s, thread, m)...)
+	}
+	return jobs
+}
+
+// messageJobs are the background jobs every newly stored message gets,
+// whether it came from an agent turn or from the message log. Each
+// long-term memory adds its job kinds here.
+func (a *App) messageJobs(s memento.Scope, thread string, m memento.Message) []memento.JobRequest {
+	var jobs []memento.JobRequest
+	_ = s
+	_ = thread
+	_ = m
+	return jobs
+}
+
+// StartWorkers registers the background job handlers and starts the queue.
+func (a *App) StartWorkers(ctx context.Context) error {
+	if a.workersStarted {
+		return nil
+	}
+	model, err := a.Model(ctx)
+	if err != nil {
+		return err
+	}
+	// Each background job kind is registered here, one line per kind.
+	sum := &agent.SummaryWorker{Threads: a.DB, Messages: a.DB, Model: model}
+	a.DB.Handle(memento.JobSummarise, sum.Handle, memento.JobOptions{})
+	if err := a.DB.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("start jobs: %w", err)
+	}
+	a.workersStarted = true
+	a.onClose(a.DB.Stop)
+	return nil
+}
+
+// GenreNormalizer maps a genre as people write it ("thrillers", "sci-fi")
+// to the catalog's genres with the offline rules, whatever model the agent
+// uses, so evaluations read their gold labels the same way every run.
+func (a *App) GenreNormalizer(ctx context.Context) (func(string) []string, error) {
+	cat, err := a.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rules := offline.New(offline.Options{Genres: cat.Genres()})
+	return func(v string) []string {
+		u, err := rules.UnderstandRequest(ctx, memento.UnderstandInput{Message: v + " movies", Context: memento.NewActiveContext()})
+		if err != nil {
+			return nil
+		}
+		return u.Genres
+	}, nil
+}

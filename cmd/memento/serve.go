@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/memento-ai/memento"
+	mhttp "github.com/memento-ai/memento/http"
+)
+
+func (m *Main) serveCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the REST API, web UI and metrics",
+		Long:  "Serve the REST API (OpenAPI at /openapi.json), the web UI and Prometheus metrics, and run the background jobs.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return m.serve(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&m.Config.Addr, "addr", m.Config.Addr, "address to listen on (MEMENTO_ADDR)")
+	return cmd
+}
+
+// serve opens every component, starts the job queue and the HTTP server,
+// and returns; Close stops them.
+func (m *Main) serve(ctx context.Context) error {
+	app, err := m.App(ctx)
+	if err != nil {
+		return err
+	}
+	cat, err := app.Catalog(ctx)
+	if err != nil {
+		return err
+	}
+	ag, err := app.Agent(ctx)
+	if err != nil {
+		return err
+	}
+	if err := app.StartWorkers(ctx); err != nil {
+		return err
+	}
+	srv := &mhttp.Server{
+		Addr:     m.Config.Addr,
+		Version:  Version,
+		Logger:   app.Logger,
+		Catalog:  cat,
+		Health:   map[string]memento.Pinger{"store": app.DB},
+		Registry: app.Registry,
+		Routes:   []func(huma.API, *mhttp.Server){mhttp.RegisterChat(ag, app.DB, app.DB)},
+	}
+	if err := srv.Open(); err != nil {
+		return err
+	}
+	app.onClose(srv.Close)
+	m.serving = true
+	app.Logger.Info("memento serving", "url", srv.URL(), "version", Version, "config", m.Config.String())
+	m.serverURL = srv.URL()
+	return nil
+}

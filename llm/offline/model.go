@@ -1,0 +1,81 @@
+package offline
+
+import (
+	"strings"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// Compile-time checks that the offline provider implements every task.
+var (
+	_ memento.LanguageModel = (*Model)(nil)
+	_ memento.Embedder      = (*Embedder)(nil)
+)
+
+// PersonLookup finds a cast member by name. The catalog provides it, so the
+// model recognises exactly the people the catalog can search for.
+type PersonLookup interface {
+	// Person looks name up case-insensitively and returns the catalog's
+	// spelling of it.
+	Person(name string) (string, bool)
+}
+
+// DefaultGenres is the genre vocabulary of the embedded wikimovies catalog,
+// used when Options.Genres is empty.
+var DefaultGenres = []string{
+	"Action", "Adventure", "Animated", "Biography", "Comedy", "Crime", "Dance", "Disaster",
+	"Documentary", "Drama", "Erotic", "Family", "Fantasy", "Found Footage", "Historical", "Horror",
+	"Independent", "Legal", "Live Action", "Martial Arts", "Musical", "Mystery", "Noir",
+	"Performance", "Political", "Romance", "Satire", "Science Fiction", "Short", "Silent",
+	"Slasher", "Sports", "Spy", "Superhero", "Supernatural", "Suspense", "Teen", "Thriller", "War",
+	"Western",
+}
+
+// Options configure the offline model. The zero value works: no people are
+// recognised, the genres are DefaultGenres and "recent" is measured from the
+// wall clock.
+type Options struct {
+	// People recognises cast members' names in requests; nil turns people
+	// recognition off.
+	People PersonLookup
+	// Genres is the catalog's genre vocabulary. Requests are mapped onto it
+	// and onto nothing else.
+	Genres []string
+	// Now tells the time for "recent" and "last year"; nil means time.Now.
+	Now func() time.Time
+}
+
+// Model is the offline language model: deterministic rules for every task
+// of memento.LanguageModel. It holds only tables built by New, so one Model
+// is safe for concurrent use.
+type Model struct {
+	people PersonLookup
+	now    func() time.Time
+	// vocab maps a lower-cased genre name to the catalog's spelling.
+	vocab  map[string]string
+	genres *phraseTable[[]string]
+}
+
+// New builds a Model from opts.
+func New(opts Options) *Model {
+	m := &Model{people: opts.People, now: opts.Now}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	vocab := opts.Genres
+	if len(vocab) == 0 {
+		vocab = DefaultGenres
+	}
+	m.vocab = make(map[string]string, len(vocab))
+	for _, g := range vocab {
+		if g = strings.TrimSpace(g); g != "" {
+			m.vocab[strings.ToLower(g)] = g
+		}
+	}
+	m.genres = buildGenreTable(m.vocab)
+	return m
+}
+
+// Name names the provider for logs and `memento version`.
+func (m *Model) Name() string { return "offline" }

@@ -1,0 +1,263 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/memento-ai/memento"
+)
+
+// The reply writer fills templates. It names only the titles it is given,
+// each with its year, so a reply is always grounded in the catalog; it
+// never echoes the user's message, the summary or memories, which could
+// name other titles.
+
+// helpText explains the agent when a user asks how it works.
+const helpText = "I recommend movies and TV series from the catalog, and I remember. " +
+	"Tell me what you're in the mood for: a genre, an era (\"from the 90s\", \"recent\"), " +
+	"people (\"with Tom Hanks\"), a topic, a movie or a series, and how many. " +
+	"Follow-ups build on your last request: \"movie only\" or \"make it older\" keep everything else, " +
+	"and \"not those\" or \"I've seen them\" brings different titles and leaves out the ones you turned down. " +
+	"A new request starts over. I also remember what you tell me about yourself, like genres you love " +
+	"or can't stand and where you watch, and you can see and edit everything I remember."
+
+// WriteReply writes the agent's answer: the titles found with the context
+// that found them, the agent's notes, or, for a turn without a search, an
+// answer to a question, a greeting or a request to rephrase.
+func (m *Model) WriteReply(ctx context.Context, in memento.ReplyInput) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("write reply: %w", err)
+	}
+	if !in.Searched {
+		return m.talkReply(in), nil
+	}
+	var b strings.Builder
+	excluded := len(in.Context.ExcludedTitleIDs)
+	if len(in.Titles) == 0 {
+		fmt.Fprintf(&b, "I couldn't find any %s in the catalog", describeContext(in.Context, 0))
+		if excluded > 0 {
+			fmt.Fprintf(&b, " apart from the %s you've already seen or turned down", countOf(excluded, "title"))
+		}
+		b.WriteString(".")
+		writeNotes(&b, in.Notes)
+		b.WriteString(" Try loosening something: another genre, a wider year range or fewer people.")
+		return b.String(), nil
+	}
+	verb := "Here are"
+	if len(in.Titles) == 1 {
+		verb = "Here is"
+	}
+	fmt.Fprintf(&b, "%s %s", verb, describeContext(in.Context, len(in.Titles)))
+	if excluded > 0 {
+		fmt.Fprintf(&b, ", leaving out the %s you've already seen or turned down", countOf(excluded, "title"))
+	}
+	b.WriteString(":")
+	for i, t := range in.Titles {
+		fmt.Fprintf(&b, "\n%d. %s", i+1, titleLine(t))
+	}
+	if len(in.Notes) > 0 {
+		b.WriteString("\n")
+		writeNotes(&b, in.Notes)
+	}
+	if len(in.Memories) > 0 {
+		b.WriteString("\nI kept in mind what you've told me before.")
+	}
+	b.WriteString("\nWant something else? Say \"not those\" for different ones, or refine it: \"movie only\", \"make it older\".")
+	return strings.TrimSpace(b.String()), nil
+}
+
+// titleLine is "Title (1994): Comedy, Drama".
+func titleLine(t memento.Title) string {
+	s := t.Title
+	if t.Year > 0 {
+		s += " (" + strconv.Itoa(t.Year) + ")"
+	}
+	if len(t.Genres) > 0 {
+		s += ": " + strings.Join(t.Genres, ", ")
+	}
+	return s
+}
+
+func writeNotes(b *strings.Builder, notes []string) {
+	for _, n := range notes {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !strings.HasSuffix(n, ".") && !strings.HasSuffix(n, "!") && !strings.HasSuffix(n, "?") {
+			n += "."
+		}
+		b.WriteString(" " + n)
+	}
+}
+
+// describeContext puts the active context in words: "3 comedy movies from
+// 2010 on", "science fiction series with Tom Hanks from the 1990s". A zero
+// n leaves the count out.
+func describeContext(c memento.ActiveContext, n int) string {
+	var parts []string
+	if n > 0 {
+		parts = append(parts, strconv.Itoa(n))
+	}
+	if len(c.Genres) > 0 {
+		gs := make([]string, len(c.Genres))
+		for i, g := range c.Genres {
+			gs[i] = strings.ToLower(g)
+		}
+		parts = append(parts, joinList(gs, "and"))
+	}
+	one := n == 1
+	switch c.TitleType {
+	case memento.TypeMovie:
+		parts = append(parts, pick(one, "movie", "movies"))
+	case memento.TypeTVSeries:
+		parts = append(parts, "series")
+	default:
+		parts = append(parts, pick(one, "title", "titles"))
+	}
+	s := strings.Join(parts, " ")
+	if len(c.People) > 0 {
+		s += " with " + joinList(c.People, "and")
+	}
+	if c.FreeText != "" {
+		s += " about " + c.FreeText
+	}
+	s += describeYears(c.MinYear, c.MaxYear)
+	return s
+}
+
+// describeYears is " from 2010 on", " up to 1979", " from the 1990s", " from
+// 1994" or " from 1990 to 2000".
+func describeYears(lo, hi *int) string {
+	switch {
+	case lo != nil && hi != nil && *lo == *hi:
+		return fmt.Sprintf(" from %d", *lo)
+	case lo != nil && hi != nil && *lo%10 == 0 && *hi == *lo+9:
+		return fmt.Sprintf(" from the %ds", *lo)
+	case lo != nil && hi != nil:
+		return fmt.Sprintf(" from %d to %d", *lo, *hi)
+	case lo != nil:
+		return fmt.Sprintf(" from %d on", *lo)
+	case hi != nil:
+		return fmt.Sprintf(" up to %d", *hi)
+	}
+	return ""
+}
+
+func pick(one bool, singular, plural string) string {
+	if one {
+		return singular
+	}
+	return plural
+}
+
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// Small-talk kinds the reply writer answers.
+var (
+	greetingWords = set("hi", "hello", "hey", "hiya", "howdy", "yo", "sup", "morning", "evening")
+	thanksWords   = set("thanks", "thank", "thx", "ty", "cheers", "appreciate", "appreciated")
+	byeWords      = set("bye", "goodbye", "night", "later", "ya")
+)
+
+// talkReply answers a turn that needed no search.
+func (m *Model) talkReply(in memento.ReplyInput) string {
+	toks := tokenize(in.Message)
+	q := in.Question
+	switch {
+	case isHelpQuestion(toks) || (q != "" && isHelpQuestion(tokenize(q))):
+		return helpText
+	case isTitleQuestion(toks) || (q != "" && isTitleQuestion(tokenize(q))):
+		return titleAnswer(in.Titles)
+	}
+	var negated []string
+	for _, h := range m.findGenres(toks) {
+		if h.negated {
+			for _, g := range h.genres {
+				negated = appendNew(negated, strings.ToLower(g))
+			}
+		}
+	}
+	if len(negated) > 0 {
+		return fmt.Sprintf("Got it, no %s. What would you like instead? A genre, an era or an actor is enough to start.", joinList(negated, "or"))
+	}
+	if isSmallTalk(toks) {
+		has := func(ws map[string]bool) bool {
+			for _, t := range toks {
+				if ws[t.w] {
+					return true
+				}
+			}
+			return false
+		}
+		switch {
+		case has(byeWords) && !has(greetingWords):
+			return "Bye! Enjoy what you watch, and come back any time: I'll remember what you told me."
+		case has(thanksWords):
+			return "You're welcome! Ask for more whenever you like, or say \"not those\" for different ones."
+		case has(greetingWords):
+			return "Hi! What would you like to watch? Tell me a genre, an era, an actor, or whether you want a movie or a series, for example \"3 comedy movies from the 90s\"."
+		}
+		return "Great! Ask for more whenever you like, or say \"not those\" for different ones."
+	}
+	return "Sorry, I didn't catch what you'd like to watch. Try something like \"3 comedy movies from the 90s\", \"a science fiction series\" or \"something recent\"."
+}
+
+// titleAnswer answers a question about the titles just shown from what the
+// catalog says of them.
+func titleAnswer(titles []memento.Title) string {
+	if len(titles) == 0 {
+		return "I can only tell you what the catalog says about titles I've shown you. Ask me for recommendations and I'll list them with their years and genres."
+	}
+	var b strings.Builder
+	for i, t := range titles {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(t.Title)
+		if t.Year > 0 {
+			fmt.Fprintf(&b, " (%d)", t.Year)
+		}
+		kind := "title"
+		switch t.Type {
+		case memento.TypeMovie:
+			kind = "movie"
+		case memento.TypeTVSeries:
+			kind = "series"
+		}
+		if len(t.Genres) > 0 {
+			gs := make([]string, len(t.Genres))
+			for k, g := range t.Genres {
+				gs[k] = strings.ToLower(g)
+			}
+			desc := joinList(gs, "and")
+			fmt.Fprintf(&b, " is %s %s %s", article(desc), desc, kind)
+		} else {
+			fmt.Fprintf(&b, " is %s %s", article(kind), kind)
+		}
+		if len(t.Cast) > 0 {
+			cast := t.Cast
+			if len(cast) > 3 {
+				cast = cast[:3]
+			}
+			fmt.Fprintf(&b, " with %s", joinList(cast, "and"))
+		}
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+// article is "a" or "an" for the word that follows.
+func article(next string) string {
+	if next != "" && strings.ContainsRune("aeiouAEIOU", rune(next[0])) {
+		return "an"
+	}
+	return "a"
+}

@@ -1,0 +1,731 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/memento-ai/memento"
+)
+
+// UnderstandRequest reads a user's turn as a change of the thread's active
+// context. It never guesses: a phrase the rules do not understand sets
+// nothing, and a turn in which nothing was understood comes back with
+// Recognised false so the agent asks instead of searching.
+func (m *Model) UnderstandRequest(ctx context.Context, in memento.UnderstandInput) (*memento.Understanding, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("understand request: %w", err)
+	}
+	return m.understand(in), nil
+}
+
+// request is everything the rules read from one turn, before it is turned
+// into an Understanding.
+type request struct {
+	genres    []string // positive genres, in order, without repeats
+	negGenres []string // genres the turn turns down
+	anyGenre  bool     // "any genre": drop the genre constraint
+	people    []string
+	negPeople bool
+	years     yearSpec
+	titleType string
+	count     int
+	freeText  string
+	adult     *bool
+	reject    bool
+	followUp  bool
+	additive  bool
+	asks      bool // asks for titles without saying which ("recommend something")
+}
+
+func (m *Model) understand(in memento.UnderstandInput) *memento.Understanding {
+	msg := strings.TrimSpace(in.Message)
+	toks := tokenize(msg)
+	u := &memento.Understanding{}
+	if len(toks) == 0 {
+		return u
+	}
+	// "Is it a comedy?" asks about a title just shown: the genre in it is
+	// not a constraint.
+	if isTitleQuestion(toks) && !hasAny(toks, requestList) {
+		u.Recognised = true
+		u.Question = msg
+		return u
+	}
+	r := m.read(msg, toks)
+	cur := in.Context
+
+	if len(r.genres) > 0 {
+		u.Genres = r.genres
+		if r.additive {
+			u.Genres = unionFold(cur.Genres, r.genres)
+		}
+	} else if r.anyGenre {
+		u.Genres = []string{}
+	} else if len(r.negGenres) > 0 && len(cur.Genres) > 0 {
+		// "not only comedies", "no horror": take what the user turned down
+		// out of the genres in force.
+		rest := slices.DeleteFunc(slices.Clone(cur.Genres), func(g string) bool {
+			return slices.ContainsFunc(r.negGenres, func(n string) bool { return strings.EqualFold(n, g) })
+		})
+		if len(rest) < len(cur.Genres) {
+			u.Genres = rest
+		}
+	}
+	if len(r.people) > 0 {
+		u.People = r.people
+		if r.additive {
+			u.People = unionFold(cur.People, r.people)
+		}
+	}
+	u.TitleType = r.titleType
+	if r.years.min != 0 {
+		u.MinYear = intPtr(r.years.min)
+	}
+	if r.years.max != 0 {
+		u.MaxYear = intPtr(r.years.max)
+	}
+	u.YearShift = r.years.shift
+	u.FreeText = r.freeText
+	u.IsAdult = r.adult
+	u.Count = r.count
+	u.Reject = r.reject
+
+	constrained := u.Genres != nil || u.People != nil || u.TitleType != "" || u.MinYear != nil ||
+		u.MaxYear != nil || u.YearShift != "" || u.FreeText != "" || u.IsAdult != nil || u.Count > 0
+	switch {
+	case r.reject || constrained:
+		u.Search, u.Recognised = true, true
+	case isHelpQuestion(toks):
+		u.Recognised = true
+		u.Question = msg
+	case r.asks:
+		u.Search, u.Recognised = true, true
+	case len(r.negGenres) > 0 || r.negPeople:
+		// A turn that only turns something down is understood; with
+		// nothing in force there is nothing to search again.
+		u.Recognised = true
+		u.Search = cur.HasConstraints()
+	case isSmallTalk(toks):
+		u.Recognised = true
+		if strings.HasSuffix(msg, "?") {
+			u.Question = msg
+		}
+	}
+	hadContext := cur.HasConstraints() || len(cur.ExcludedTitleIDs) > 0
+	u.Replace = u.Search && !r.reject && !r.followUp && hadContext &&
+		(len(r.genres) > 0 || len(r.people) > 0 || r.freeText != "")
+	return u
+}
+
+// read applies every rule to the turn.
+func (m *Model) read(msg string, toks []token) request {
+	var r request
+	for _, h := range m.findGenres(toks) {
+		for _, g := range h.genres {
+			if h.negated {
+				r.negGenres = appendNew(r.negGenres, g)
+			} else {
+				r.genres = appendNew(r.genres, g)
+			}
+		}
+	}
+	// A genre both asked for and turned down ("horror but not too
+	// scary") stays asked for; one only turned down is dropped.
+	r.negGenres = slices.DeleteFunc(r.negGenres, func(g string) bool { return slices.Contains(r.genres, g) })
+	r.anyGenre = hasAny(toks, anyGenreList)
+	people := m.findPeople(toks)
+	for _, p := range people {
+		if p.negated {
+			r.negPeople = true
+		} else {
+			r.people = appendNew(r.people, p.name)
+		}
+	}
+	r.years = m.findYears(msg, toks)
+	r.titleType = titleType(toks)
+	r.count = findCount(toks)
+	r.freeText = freeText(toks, people)
+	r.adult = adultFlag(toks)
+	r.reject = isReject(toks)
+	r.followUp = isFollowUp(toks)
+	r.additive = hasAny(toks, additiveList)
+	r.asks = hasAny(toks, requestList)
+	return r
+}
+
+// Phrase lists split into words once.
+var (
+	requestList       = compile(requestPhrases)
+	rejectList        = compile(rejectPhrases)
+	rejectVerbList    = compile(rejectVerbs)
+	shownPointerList  = compile(shownPointers)
+	followUpStartList = compile(followUpStarts)
+	followUpList      = compile(followUpAnywhere)
+	additiveList      = compile(additiveCues)
+	helpList          = compile(helpQuestions)
+	titleQuestionList = compile(titleQuestionStarts)
+	adultList         = compile(adultWords)
+	anyGenreList      = compile([]string{"any genre", "all genres", "whatever genre", "any kind", "doesn't matter what genre", "no particular genre", "genre doesn't matter"})
+	topicTable        = func() *phraseTable[string] {
+		t := newPhraseTable[string]()
+		for _, w := range topicWords {
+			t.add(w, strings.Join(words(w), " "))
+		}
+		return t
+	}()
+)
+
+func compile(phrases []string) [][]string {
+	out := make([][]string, 0, len(phrases))
+	for _, p := range phrases {
+		if ws := words(p); len(ws) > 0 {
+			out = append(out, ws)
+		}
+	}
+	return out
+}
+
+// hasAny reports whether any phrase occurs in toks.
+func hasAny(toks []token, list [][]string) bool {
+	for i := range toks {
+		if matchAny(toks, i, list) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// matchAny returns the length of the first phrase of list at toks[i], or 0.
+func matchAny(toks []token, i int, list [][]string) int {
+	for _, ws := range list {
+		if matchAt(toks, i, ws) {
+			return len(ws)
+		}
+	}
+	return 0
+}
+
+// isReject reports whether the turn turns down or has already seen the
+// titles just shown.
+func isReject(toks []token) bool {
+	if toks[0].w == "no" && (len(toks) == 1 || toks[1].brk != 0) && !saysUnseen(toks) {
+		return true // a bare "No." (but "No, never seen it" answers a question)
+	}
+	for i := range toks {
+		if n := matchAny(toks, i, rejectList); n > 0 {
+			w := toks[i].w
+			seen := w == "seen" || w == "watched" || w == "saw" || w == "already"
+			if seen && unseenBefore(toks, i) {
+				continue
+			}
+			if w == "others" && i > 0 && toks[i].brk == 0 && toks[i-1].w == "the" {
+				continue // "like the others"
+			}
+			if w == "pass" && i+1 < len(toks) && toks[i+1].brk == 0 {
+				continue // "pass the popcorn"; "I'll pass" ends its clause
+			}
+			return true
+		}
+		if n := matchAny(toks, i, rejectVerbList); n > 0 {
+			j := i + n
+			for j < len(toks) && toks[j].brk == 0 && (toks[j].w == "really" || toks[j].w == "much") {
+				j++
+			}
+			if j >= len(toks) || toks[j].brk != 0 {
+				continue
+			}
+			if k := matchAny(toks, j, shownPointerList); k > 0 {
+				end := j + k
+				if end >= len(toks) || toks[end].brk != 0 || pointerTail[toks[end].w] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// saysUnseen reports "never seen", "haven't seen", "I have not" and the
+// like: the user has not seen a title.
+func saysUnseen(toks []token) bool {
+	for i, t := range toks {
+		if !unseenMarkers[t.w] {
+			continue
+		}
+		if i+1 == len(toks) || toks[i+1].brk != 0 {
+			return true // "I have not."
+		}
+		for j := i + 1; j < len(toks) && j <= i+3 && toks[j].brk == 0; j++ {
+			switch toks[j].w {
+			case "seen", "watched", "heard", "saw", "see", "watch":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pointerTail may follow a pointer to the titles shown ("them either",
+// "that one at all").
+var pointerTail = set("one", "ones", "at", "all", "much", "either", "very", "too", "really", "so",
+	"though", "anyway", "lol", "please", "movie", "movies", "film", "films", "show", "shows",
+	"suggestion", "suggestions", "and", "but", "i", "you", "can", "could", "any", "to")
+
+// unseenBefore reports a "haven't", "never" or "not" just before a "seen"
+// phrase, which makes it mean the opposite.
+func unseenBefore(toks []token, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-3; j-- {
+		if toks[j+1].brk != 0 {
+			return false
+		}
+		if unseenMarkers[toks[j].w] {
+			return true
+		}
+	}
+	return false
+}
+
+// interjections may open a follow-up ("OK, now westerns").
+var interjections = set("ok", "okay", "great", "cool", "thanks", "thank", "you", "nice", "hmm",
+	"alright", "well", "oh", "so", "right", "perfect", "awesome", "yes", "yeah", "sure", "hey",
+	"hi", "fine", "good", "um", "uh", "please")
+
+// isFollowUp reports whether the turn modifies the last request rather
+// than starting a new one.
+func isFollowUp(toks []token) bool {
+	start := 0
+	for start < len(toks) && interjections[toks[start].w] {
+		start++
+	}
+	if start > 0 && start < len(toks) && toks[start].brk == 0 {
+		start = 0 // "thanks you" was not an interjection clause after all
+	}
+	if start < len(toks) && matchAny(toks, start, followUpStartList) > 0 {
+		return true
+	}
+	for i := range toks {
+		if matchAny(toks, i, followUpList) > 0 {
+			return true
+		}
+		if toks[i].w == "too" && (i+1 == len(toks) || toks[i+1].brk != 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// isHelpQuestion reports a question about the agent itself, or a bare
+// call for help ("help", "I need help").
+func isHelpQuestion(toks []token) bool {
+	if hasAny(toks, helpList) {
+		return true
+	}
+	bare := false
+	for _, t := range toks {
+		switch t.w {
+		case "help":
+			bare = true
+		case "please", "me", "i", "need", "some", "can", "you", "hi", "hello", "hey":
+		default:
+			return false
+		}
+	}
+	return bare
+}
+
+// isTitleQuestion reports a question about a title just shown.
+func isTitleQuestion(toks []token) bool {
+	for i := range toks {
+		if i > 0 && toks[i].brk == 0 {
+			continue // only at the start of a clause
+		}
+		if matchAny(toks, i, titleQuestionList) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// isSmallTalk reports a turn made only of greetings, thanks and
+// acknowledgements ("ok, sounds good", "I'll check out Heat, thanks").
+// Capitalised words inside a sentence are taken as a title's name.
+func isSmallTalk(toks []token) bool {
+	signal := false
+	for i, t := range toks {
+		switch {
+		case t.paren:
+		case smallTalkWords[t.w]:
+			signal = signal || signalWords[t.w]
+		case i > 0 && t.brk == 0 && startsUpper(t.raw):
+		default:
+			return false
+		}
+	}
+	return signal
+}
+
+func startsUpper(s string) bool {
+	for _, r := range s {
+		return unicode.IsUpper(r) || unicode.IsDigit(r)
+	}
+	return false
+}
+
+// Title types by the nouns that name them.
+var (
+	movieNouns  = set("movie", "movies", "film", "films", "flick", "flicks")
+	seriesNouns = set("series", "miniseries", "sitcom", "sitcoms", "docuseries", "television", "episodes", "episode")
+	// showObjects after "show" make it a verb: "show me", "show some
+	// comedies".
+	showObjects = set("me", "us", "them", "him", "her", "you", "some", "a", "an", "the", "what",
+		"something", "anything", "more", "other", "others", "different", "only", "just", "all",
+		"every", "my", "your", "any", "those", "these", "another", "exactly", "top", "movies",
+		"films", "me", "how", "which", "everything")
+)
+
+// titleType reads "movie" or "tvSeries" from the nouns of the turn. Both
+// named ("movies or shows") sets nothing unless "only" picks one; a type
+// turned down directly ("no series") picks the other.
+func titleType(toks []token) string {
+	var movie, series, onlyMovie, onlySeries, noMovie, noSeries bool
+	for i := range toks {
+		kind := typeAt(toks, i)
+		if kind == "" {
+			continue
+		}
+		only := matchSeq(toks, i-1, "only") && toks[i].brk == 0 || matchSeq(toks, i+1, "only") && (i+1 < len(toks) && toks[i+1].brk == 0) ||
+			matchSeq(toks, i-1, "just") && toks[i].brk == 0
+		direct := directlyDenied(toks, i)
+		negated := direct || negatedAt(toks, i, 1)
+		switch {
+		case kind == memento.TypeMovie && direct:
+			noMovie = true
+		case kind == memento.TypeTVSeries && direct:
+			noSeries = true
+		case negated:
+		case kind == memento.TypeMovie:
+			movie, onlyMovie = true, onlyMovie || only
+		default:
+			series, onlySeries = true, onlySeries || only
+		}
+	}
+	switch {
+	case movie && !series, onlyMovie && !onlySeries:
+		return memento.TypeMovie
+	case series && !movie, onlySeries && !onlyMovie:
+		return memento.TypeTVSeries
+	case !movie && !series && noSeries && !noMovie:
+		return memento.TypeMovie
+	case !movie && !series && noMovie && !noSeries:
+		return memento.TypeTVSeries
+	}
+	return ""
+}
+
+// directlyDenied reports "no series", "not a movie", "without films".
+func directlyDenied(toks []token, i int) bool {
+	j := i - 1
+	for j >= 0 && toks[j+1].brk == 0 && (toks[j].w == "a" || toks[j].w == "any" || toks[j].w == "the" || toks[j].w == "tv") {
+		j--
+	}
+	if j < 0 || toks[j+1].brk != 0 {
+		return false
+	}
+	switch toks[j].w {
+	case "no", "not", "without", "non":
+		return true
+	}
+	return false
+}
+
+// typeAt returns the title type the noun at toks[i] names, or "".
+func typeAt(toks []token, i int) string {
+	w := toks[i].w
+	prev, next := "", ""
+	if i > 0 && toks[i].brk == 0 {
+		prev = toks[i-1].w
+	}
+	if i+1 < len(toks) && toks[i+1].brk == 0 {
+		next = toks[i+1].w
+	}
+	switch {
+	case w == "motion":
+		if next == "picture" || next == "pictures" {
+			return memento.TypeMovie
+		}
+		return ""
+	case movieNouns[w]:
+		if next == "series" || next == "franchise" {
+			return "" // "the Halloween movie series" is about films, read at "series"
+		}
+		return memento.TypeMovie
+	case w == "series" && movieNouns[prev]:
+		return memento.TypeMovie
+	case w == "tv" || w == "television":
+		if next == "movie" || next == "movies" || next == "film" || next == "films" || next == "show" ||
+			next == "shows" || next == "series" || next == "sitcom" || next == "sitcoms" {
+			return "" // read at the noun
+		}
+		return memento.TypeTVSeries
+	case seriesNouns[w]:
+		return memento.TypeTVSeries
+	case w == "show" || w == "shows":
+		if prev == "tv" || prev == "television" {
+			return memento.TypeTVSeries
+		}
+		if showObjects[next] {
+			return "" // "show me comedies" is a verb
+		}
+		if next != "" {
+			if _, _, ok := fullGenreTable.match(toks, i+1); ok {
+				return "" // "show comedies"
+			}
+			if _, ok := number(next); ok {
+				return "" // "show 3 westerns"
+			}
+		}
+		return memento.TypeTVSeries
+	}
+	return ""
+}
+
+// countNouns after a number make it a count of titles.
+var countNouns = set("movie", "movies", "film", "films", "flick", "flicks", "show", "shows",
+	"series", "title", "titles", "ones", "options", "recommendations", "suggestions", "picks",
+	"choices", "more", "documentaries", "sitcoms", "results", "things", "of", "good", "great")
+
+// countUnits after a number make it something else: "5 and 10 year olds",
+// "2 hours", "3 seasons".
+var countUnits = set("year", "years", "yr", "yrs", "minutes", "minute", "min", "mins", "hours",
+	"hour", "hrs", "seasons", "season", "episodes", "episode", "stars", "star", "times", "olds",
+	"old", "percent", "kids", "people", "children", "days", "weeks", "months", "am", "pm",
+	"dollars", "bucks", "out", "or", "to", "and", "x", "points", "people's")
+
+// countLeads before a number make it a count.
+var countLeads = set("exactly", "just", "only", "top", "about", "around", "roughly", "maybe",
+	"me", "us", "recommend", "suggest", "list", "pick", "find", "want", "need", "first", "best",
+	"another", "give", "show", "discover", "get", "least", "most", "max", "up", "some")
+
+// findCount reads how many titles the turn asks for, 0 when it does not say.
+func findCount(toks []token) int {
+	for i := range toks {
+		switch {
+		case matchSeq(toks, i, "half a dozen"):
+			return 6
+		case matchSeq(toks, i, "a couple") || matchSeq(toks, i, "a pair of"):
+			return 2
+		case matchSeq(toks, i, "a few"):
+			return 3
+		case matchSeq(toks, i, "a handful"):
+			return 5
+		case matchSeq(toks, i, "a dozen"):
+			return 12
+		case matchSeq(toks, i, "a single"):
+			return 1
+		}
+		n, ok := number(toks[i].w)
+		if !ok || n <= 0 || toks[i].paren || toks[i].w == "single" || toks[i].w == "pair" || toks[i].w == "dozen" {
+			continue
+		}
+		if i > 0 && toks[i].brk == 0 && !isDigits(toks[i].w) && startsUpper(toks[i].raw) {
+			continue // "films like Seven": a title
+		}
+		prev, next := "", ""
+		if i > 0 && toks[i].brk == 0 {
+			prev = toks[i-1].w
+		}
+		if i+1 < len(toks) && toks[i+1].brk == 0 {
+			next = toks[i+1].w
+		}
+		if countUnits[next] && !(next == "or" || next == "to") {
+			continue
+		}
+		if next == "or" || next == "to" {
+			// "3 or 4 movies": take the larger; "2 to 3 hours": a unit.
+			if i+2 < len(toks) && toks[i+2].brk == 0 {
+				if n2, ok := number(toks[i+2].w); ok && followsCountNoun(toks, i+2) {
+					return clampCount(max(n, n2))
+				}
+			}
+			continue
+		}
+		if toks[i].w == "one" {
+			switch prev {
+			case "that", "this", "the", "which", "any", "every", "no", "each", "another", "last", "first", "other":
+				continue
+			}
+			if next == "of" || next == "more" && prev == "" {
+				continue
+			}
+		}
+		switch {
+		case countLeads[prev] && !(prev == "like" && toks[i].w == "one"):
+			return clampCount(n)
+		case followsCountNoun(toks, i):
+			return clampCount(n)
+		case len(toks) <= 2 && i == 0:
+			return clampCount(n) // "3", "five please"
+		}
+	}
+	return 0
+}
+
+// followsCountNoun reports whether a title noun or a genre follows the
+// number at toks[i] within four words of its clause.
+func followsCountNoun(toks []token, i int) bool {
+	for j := i + 1; j < len(toks) && j <= i+4; j++ {
+		if toks[j].brk != 0 {
+			return false
+		}
+		if countNouns[toks[j].w] && !(toks[j].w == "of" && j == i+1) {
+			return true
+		}
+		if _, _, ok := fullGenreTable.match(toks, j); ok {
+			return true
+		}
+		if countUnits[toks[j].w] || stopwords[toks[j].w] && !countFillers[toks[j].w] {
+			return false
+		}
+	}
+	return false
+}
+
+// countFillers may stand between a number and its noun: "3 more good
+// comedies", "5 of the best".
+var countFillers = set("more", "of", "the", "other", "really", "very", "new", "old", "best", "great", "good", "different")
+
+func clampCount(n int) int { return max(1, min(n, memento.MaxPageSize)) }
+
+// freeText reads the topic of the turn: the words after "about", "set in"
+// or "based on", or a subject from the topic lexicon ("christmas", "time
+// travel").
+func freeText(toks []token, people []personHit) string {
+	inPerson := func(j int) bool {
+		for _, p := range people {
+			if j >= p.at && j < p.at+p.n {
+				return true
+			}
+		}
+		return false
+	}
+	for i, t := range toks {
+		lead := 0
+		switch {
+		case t.w == "about":
+			if i > 0 && t.brk == 0 {
+				switch toks[i-1].w {
+				case "what", "how", "what's", "whats", "talking", "think", "care", "forget", "sure", "know",
+					"is", "was", "it's", "its", "that's", "thats", "one", "are", "were":
+					continue // "it is about a man": describes a title
+				}
+			}
+			lead = 1
+		case matchSeq(toks, i, "set in"), matchSeq(toks, i, "based on"), matchSeq(toks, i, "takes place in"),
+			matchSeq(toks, i, "involving"), matchSeq(toks, i, "centered on"), matchSeq(toks, i, "centred on"):
+			if t.w == "takes" {
+				lead = 3
+			} else if t.w == "involving" {
+				lead = 1
+			} else {
+				lead = 2
+			}
+		default:
+			continue
+		}
+		start := i + lead
+		if start >= len(toks) || toks[start].brk != 0 {
+			continue
+		}
+		if _, ok := number(toks[start].w); ok {
+			continue // "about 5 movies" is a count
+		}
+		var topic []string
+		for j := start; j < len(toks) && j < start+6; j++ {
+			if j > start && toks[j].brk != 0 {
+				break
+			}
+			if _, _, _, ok := yearExpr(toks, j); ok || inPerson(j) {
+				break
+			}
+			if j > start && freeTextStops[toks[j].w] && !(toks[j].w == "and" && j+1 < len(toks) && !freeTextStops[toks[j+1].w] && toks[j+1].brk == 0) {
+				break
+			}
+			topic = append(topic, toks[j].w)
+		}
+		for len(topic) > 0 && (topic[0] == "a" || topic[0] == "an" || topic[0] == "the" || topic[0] == "some" || topic[0] == "any") {
+			topic = topic[1:]
+		}
+		for len(topic) > 0 && stopwords[topic[len(topic)-1]] {
+			topic = topic[:len(topic)-1]
+		}
+		content := false
+		for _, w := range topic {
+			if !stopwords[w] {
+				content = true
+			}
+		}
+		if content {
+			return strings.Join(topic, " ")
+		}
+	}
+	var topics []string
+	for i := 0; i < len(toks); {
+		v, n, ok := topicTable.match(toks, i)
+		if !ok {
+			i++
+			continue
+		}
+		if negatedAt(toks, i, n) || (v == "christmas" && i > 0 && (toks[i-1].w == "merry" || toks[i-1].w == "happy")) ||
+			(i > 0 && toks[i].brk == 0 && startsUpper(toks[i].raw) && !holidays[v]) {
+			// A capitalised topic inside a sentence is a title: "I like Aliens".
+			i += n
+			continue
+		}
+		if !slices.Contains(topics, v) {
+			topics = append(topics, v)
+		}
+		i += n
+	}
+	return strings.Join(topics, " ")
+}
+
+// holidays are topics written with a capital letter.
+var holidays = set("christmas", "halloween", "thanksgiving", "easter")
+
+// adultFlag reads an explicit ask for adult titles, or an explicit refusal.
+func adultFlag(toks []token) *bool {
+	for i := range toks {
+		if n := matchAny(toks, i, adultList); n > 0 {
+			v := !negatedAt(toks, i, n)
+			return &v
+		}
+	}
+	return nil
+}
+
+func intPtr(v int) *int { return &v }
+
+func appendNew(list []string, v string) []string {
+	if slices.Contains(list, v) {
+		return list
+	}
+	return append(list, v)
+}
+
+// unionFold returns a followed by the items of b it lacks, comparing case
+// insensitively.
+func unionFold(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, v := range b {
+		if !slices.ContainsFunc(out, func(x string) bool { return strings.EqualFold(x, v) }) {
+			out = append(out, v)
+		}
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}

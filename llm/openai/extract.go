@@ -1,0 +1,90 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// errEmptyReply is what a blank reply fails with: the model said nothing,
+// which points at the server rather than at the prompt.
+var errEmptyReply = errors.New("the reply is empty")
+
+// thinking matches the reasoning some local models (DeepSeek R1, Qwen 3)
+// print before their answer; it may hold braces of its own.
+var thinking = regexp.MustCompile(`(?s)<(think|thinking)>.*?</(think|thinking)>`)
+
+// extractObject returns the first well-formed JSON object in a model's
+// reply. Models that only promise JSON wrap it in code fences, put a
+// sentence before or after it, or think aloud first; all of that is skipped.
+// The error says what was wrong, for the repair request.
+func extractObject(reply string) ([]byte, error) {
+	s := strings.TrimSpace(thinking.ReplaceAllString(reply, ""))
+	if s == "" {
+		return nil, errEmptyReply
+	}
+	var firstErr error
+	for i := 0; i < len(s); {
+		j := strings.IndexByte(s[i:], '{')
+		if j < 0 {
+			break
+		}
+		start := i + j
+		end, ok := matchBrace(s, start)
+		if !ok {
+			if firstErr == nil {
+				firstErr = errors.New("the JSON object is not closed; the reply may have been cut off")
+			}
+			break
+		}
+		cand := []byte(s[start : end+1])
+		var v any
+		err := json.Unmarshal(cand, &v)
+		if err == nil {
+			return cand, nil
+		}
+		if firstErr == nil {
+			firstErr = fmt.Errorf("the JSON object is malformed: %v", err)
+		}
+		i = start + 1
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return nil, errors.New("the reply holds no JSON object")
+}
+
+// matchBrace returns the index of the brace closing the one at start,
+// skipping braces inside JSON strings.
+func matchBrace(s string, start int) (int, bool) {
+	depth := 0
+	inString, escaped := false, false
+	for i := start; i < len(s); i++ {
+		c := s[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,153 @@
+package openai
+
+import (
+	"github.com/memento-ai/memento"
+)
+
+// The output schema of every task. Lists are wrapped in an object because
+// strict structured output wants an object at the root. Each schema has a
+// wire type the output decodes into before it becomes a memento value.
+
+// noAttribute is what the attributor answers for a fact no attribute fits.
+const noAttribute = "NONE"
+
+func understandSchema() *Schema {
+	year := func() *Schema { return nullable(between(integer(), memento.MinYear, memento.MaxYear)) }
+	return object(
+		prop("search", boolean()),
+		prop("replace", boolean()),
+		prop("reject", boolean()),
+		prop("genres", nullable(array(str()))),
+		prop("titleType", nullable(enumOf(str(), memento.TypeMovie, memento.TypeTVSeries))),
+		prop("minYear", year()),
+		prop("maxYear", year()),
+		prop("yearShift", nullable(enumOf(str(), "older", "newer"))),
+		prop("people", nullable(array(str()))),
+		prop("freeText", nullable(str())),
+		prop("isAdult", nullable(boolean())),
+		prop("count", between(integer(), 0, memento.MaxPageSize)),
+		prop("recognised", boolean()),
+		prop("question", nullable(str())),
+	)
+}
+
+// verdictSchema puts the reason first: a model that writes its reasoning
+// before its verdict judges better.
+func verdictSchema() *Schema {
+	return object(prop("reason", str()), prop("ok", boolean()))
+}
+
+type verdictOutput struct {
+	Reason string `json:"reason"`
+	OK     bool   `json:"ok"`
+}
+
+func factsSchema() *Schema {
+	return object(prop("facts", array(object(
+		prop("text", str()),
+		prop("negated", boolean()),
+	))))
+}
+
+type factsOutput struct {
+	Facts []memento.Fact `json:"facts"`
+}
+
+// assignmentsSchema lists the schema's attribute names as an enum, so a
+// server with strict output cannot invent one.
+func assignmentsSchema(attrs []memento.AttributeSpec) *Schema {
+	names := make([]string, 0, len(attrs)+1)
+	for _, a := range attrs {
+		names = append(names, a.Name)
+	}
+	names = append(names, noAttribute)
+	return object(prop("assignments", array(object(
+		prop("index", integer()),
+		prop("attribute", enumOf(str(), names...)),
+	))))
+}
+
+type assignmentsOutput struct {
+	Assignments []struct {
+		Index     int    `json:"index"`
+		Attribute string `json:"attribute"`
+	} `json:"assignments"`
+}
+
+func mergedSchema() *Schema { return object(prop("merged", str())) }
+
+type mergedOutput struct {
+	Merged string `json:"merged"`
+}
+
+func summarySchema() *Schema { return object(prop("summary", str())) }
+
+type summaryOutput struct {
+	Summary string `json:"summary"`
+}
+
+func conceptsSchema() *Schema {
+	return object(prop("concepts", array(object(
+		prop("concept", str()),
+		prop("sign", enumOf(integer(), -1, 1)),
+		prop("strength", between(number(), 0, 1)),
+		prop("kind", enumOf(str(), memento.KindTaste, memento.KindFact)),
+	))))
+}
+
+type conceptsOutput struct {
+	Concepts []memento.Concept `json:"concepts"`
+}
+
+// The stances of a cluster's members.
+const (
+	stanceSupport = "support"
+	stanceOppose  = "oppose"
+)
+
+func clusterSchema() *Schema {
+	return object(
+		prop("description", str()),
+		prop("stances", array(enumOf(str(), stanceSupport, stanceOppose))),
+	)
+}
+
+func replySchema() *Schema { return object(prop("reply", str())) }
+
+type replyOutput struct {
+	Reply string `json:"reply"`
+}
+
+func checkSchema() *Schema { return object(prop("ok", boolean())) }
+
+type checkOutput struct {
+	OK bool `json:"ok"`
+}
+
+// schemaFor returns the output schema of a task for golden files and
+// tests; assign_attributes takes its enum from attrs.
+func schemaFor(task Task, attrs []memento.AttributeSpec) *Schema {
+	switch task {
+	case TaskUnderstand:
+		return understandSchema()
+	case TaskSentinel, TaskReviewExtraction, TaskReviewMerge:
+		return verdictSchema()
+	case TaskExtractFacts:
+		return factsSchema()
+	case TaskAssignAttributes:
+		return assignmentsSchema(attrs)
+	case TaskMergeFact:
+		return mergedSchema()
+	case TaskSummarise:
+		return summarySchema()
+	case TaskPreferences:
+		return conceptsSchema()
+	case TaskDescribeCluster:
+		return clusterSchema()
+	case TaskWriteReply:
+		return replySchema()
+	case TaskCheck:
+		return checkSchema()
+	}
+	return nil
+}

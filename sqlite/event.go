@@ -1,0 +1,129 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/memento-ai/memento"
+)
+
+// checkEvents validates events before anything is written, naming the index
+// of the first bad event. Value must follow the contract of memento.Event:
+// a rating from 0.5 to 5 for rated, an optional fraction from 0 to 1 for
+// abandoned, and nothing for the other types.
+func checkEvents(events []memento.Event) error {
+	for i, e := range events {
+		switch {
+		case !e.Type.Valid():
+			return memento.Errorf(memento.EINVALID, "events[%d].type must be one of %v, got %q", i, memento.EventTypes, e.Type)
+		case e.TitleID == "":
+			return memento.Errorf(memento.EINVALID, "events[%d].title is required", i)
+		case len(e.ID) > maxIDLen:
+			return memento.Errorf(memento.EINVALID, "events[%d].id must be at most %d bytes", i, maxIDLen)
+		}
+		switch e.Type {
+		case memento.EventRated:
+			if e.Value == nil || *e.Value < 0.5 || *e.Value > 5 {
+				return memento.Errorf(memento.EINVALID, "events[%d].value must be a rating from 0.5 to 5 for %q", i, e.Type)
+			}
+		case memento.EventAbandoned:
+			if e.Value != nil && (*e.Value < 0 || *e.Value > 1) {
+				return memento.Errorf(memento.EINVALID, "events[%d].value must be the fraction watched, from 0 to 1, for %q", i, e.Type)
+			}
+		default:
+			if e.Value != nil {
+				return memento.Errorf(memento.EINVALID, "events[%d].value must be empty for %q", i, e.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// AddEvents stores events, creating the user as needed, and in the same
+// transaction the jobs jobsFor returns for each new one. An event whose id
+// is already stored for the user is skipped and gets no jobs. Events without
+// an id get a generated "evt_" id; events without a time get the current
+// time. Errors: EINVALID.
+func (db *DB) AddEvents(ctx context.Context, s memento.Scope, events []memento.Event, jobsFor func(memento.Event) []memento.JobRequest) (int, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkEvents(events); err != nil {
+		return 0, err
+	}
+	var inserted int
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		inserted = 0
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		now := db.now()
+		var jobs []memento.JobRequest
+		for _, e := range events {
+			if e.ID == "" {
+				e.ID = newID("evt_")
+			}
+			if e.At.IsZero() {
+				e.At = now
+			}
+			e.Tenant, e.User, e.At, e.CreatedAt = s.Tenant, s.User, e.At.UTC(), now
+			res, err := tx.ExecContext(ctx, `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, id) DO NOTHING`,
+				e.Tenant, e.User, e.ID, string(e.Type), e.TitleID, e.Value, nanos(e.At), nanos(e.CreatedAt))
+			if err != nil {
+				return fmt.Errorf("insert event %s: %w", e.ID, err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				continue // stored before
+			}
+			inserted++
+			if jobsFor != nil {
+				jobs = append(jobs, jobsFor(e)...)
+			}
+		}
+		return db.insertJobs(ctx, tx, s, jobs)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("add events: %w", err)
+	}
+	return inserted, nil
+}
+
+// Events lists a user's events in the order they happened (by time, then
+// in the order they were stored).
+func (db *DB) Events(ctx context.Context, s memento.Scope) ([]memento.Event, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT id, type, title_id, value, at, created_at FROM events
+		WHERE tenant_id = ? AND user_id = ? ORDER BY at, pk`, s.Tenant, s.User)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	defer rows.Close()
+	events := []memento.Event{}
+	for rows.Next() {
+		e := memento.Event{Tenant: s.Tenant, User: s.User}
+		var typ string
+		var value sql.NullFloat64
+		var at, created int64
+		if err := rows.Scan(&e.ID, &typ, &e.TitleID, &value, &at, &created); err != nil {
+			return nil, fmt.Errorf("list events: %w", err)
+		}
+		e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
+		if value.Valid {
+			v := value.Float64
+			e.Value = &v
+		}
+		events = append(events, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	return events, nil
+}

@@ -1,0 +1,225 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/memento-ai/memento"
+)
+
+// checkMessages validates msgs before anything is written, naming the index
+// of the first bad message.
+func checkMessages(msgs []memento.Message) error {
+	for i, m := range msgs {
+		if !m.Role.Valid() {
+			return memento.Errorf(memento.EINVALID, "messages[%d].role must be %q or %q, got %q", i, memento.RoleUser, memento.RoleAssistant, m.Role)
+		}
+		if strings.TrimSpace(m.Text) == "" {
+			return memento.Errorf(memento.EINVALID, "messages[%d].text must not be empty", i)
+		}
+		if len(m.ID) > maxIDLen {
+			return memento.Errorf(memento.EINVALID, "messages[%d].id must be at most %d bytes", i, maxIDLen)
+		}
+	}
+	return nil
+}
+
+// AppendMessages stores msgs in the thread, creating the user and the thread
+// as needed, and in the same transaction the jobs jobsFor returns for each
+// newly stored message. A message whose id is already stored for the user
+// is left as it is and gets no jobs. Messages without an id get a generated
+// "msg_" id and messages without a time get the current time. It returns
+// once the transaction is committed, which with synchronous=FULL means
+// synced to disk. Errors: EINVALID.
+func (db *DB) AppendMessages(ctx context.Context, s memento.Scope, thread string, msgs []memento.Message, jobsFor func(memento.Message) []memento.JobRequest) (*memento.AppendResult, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkThread(thread); err != nil {
+		return nil, err
+	}
+	if err := checkMessages(msgs); err != nil {
+		return nil, err
+	}
+	res := &memento.AppendResult{Messages: make([]memento.Message, 0, len(msgs))}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		res.Messages = res.Messages[:0]
+		res.Inserted, res.Duplicates = 0, 0
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		if err := db.ensureThread(ctx, tx, s, thread); err != nil {
+			return err
+		}
+		stored, inserted, err := db.insertMessages(ctx, tx, s, thread, msgs)
+		if err != nil {
+			return err
+		}
+		var jobs []memento.JobRequest
+		for i, m := range stored {
+			if !inserted[i] {
+				res.Duplicates++
+				continue
+			}
+			res.Inserted++
+			if jobsFor != nil {
+				jobs = append(jobs, jobsFor(m)...)
+			}
+		}
+		res.Messages = stored
+		return db.insertJobs(ctx, tx, s, jobs)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append messages to thread %s: %w", thread, err)
+	}
+	return res, nil
+}
+
+// ensureThread creates the thread with an empty state unless it exists.
+func (db *DB) ensureThread(ctx context.Context, tx *sql.Tx, s memento.Scope, thread string) error {
+	now := nanos(db.now())
+	_, err := tx.ExecContext(ctx, `INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context, last_shown)
+		VALUES (?, ?, ?, ?, ?, ?, '[]') ON CONFLICT DO NOTHING`,
+		s.Tenant, s.User, thread, now, now, emptyContextJSON)
+	if err != nil {
+		return fmt.Errorf("insert thread: %w", err)
+	}
+	return nil
+}
+
+// emptyContextJSON is the stored form of a new thread's active context.
+var emptyContextJSON = func() string {
+	b, _ := json.Marshal(memento.NewActiveContext())
+	return string(b)
+}()
+
+// insertMessages stores msgs in the existing thread, in order, after its
+// newest message. It returns every message as stored (existing ones as they
+// were first stored) and which of them it inserted.
+func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, s memento.Scope, thread string, msgs []memento.Message) ([]memento.Message, []bool, error) {
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT last_seq FROM threads WHERE tenant_id = ? AND user_id = ? AND id = ?`,
+		s.Tenant, s.User, thread).Scan(&seq); err != nil {
+		return nil, nil, fmt.Errorf("read thread: %w", err)
+	}
+	now := db.now()
+	stored := make([]memento.Message, 0, len(msgs))
+	inserted := make([]bool, 0, len(msgs))
+	for _, m := range msgs {
+		if m.ID != "" {
+			old, err := scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages
+				WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, m.ID))
+			if err == nil {
+				stored = append(stored, old)
+				inserted = append(inserted, false)
+				continue
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return nil, nil, fmt.Errorf("look up message %s: %w", m.ID, err)
+			}
+		} else {
+			m.ID = newID("msg_")
+		}
+		if m.At.IsZero() {
+			m.At = now
+		}
+		seq++
+		m.Tenant, m.User, m.Thread, m.Seq = s.Tenant, s.User, thread, seq
+		m.At, m.CreatedAt = m.At.UTC(), now
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt)); err != nil {
+			return nil, nil, fmt.Errorf("insert message %s: %w", m.ID, err)
+		}
+		stored = append(stored, m)
+		inserted = append(inserted, true)
+	}
+	if !slices.Contains(inserted, true) {
+		return stored, inserted, nil // a pure repeat changes nothing
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE threads SET last_seq = ?, updated_at = ? WHERE tenant_id = ? AND user_id = ? AND id = ?`,
+		seq, nanos(now), s.Tenant, s.User, thread); err != nil {
+		return nil, nil, fmt.Errorf("update thread: %w", err)
+	}
+	return stored, inserted, nil
+}
+
+// messageColumns are the columns scanMessage reads, in its order.
+const messageColumns = `tenant_id, user_id, thread_id, id, seq, role, text, at, created_at`
+
+// rowScanner is a *sql.Row or *sql.Rows.
+type rowScanner interface {
+	Scan(dest ...any) error
+}
+
+// scanMessage reads one message selected with messageColumns.
+func scanMessage(r rowScanner, extra ...any) (memento.Message, error) {
+	var m memento.Message
+	var role string
+	var at, created int64
+	dest := append([]any{&m.Tenant, &m.User, &m.Thread, &m.ID, &m.Seq, &role, &m.Text, &at, &created}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return m, err
+	}
+	m.Role, m.At, m.CreatedAt = memento.Role(role), fromNanos(at), fromNanos(created)
+	return m, nil
+}
+
+// Messages lists a thread's messages with Seq > afterSeq in order, at most
+// limit of them (0: no limit). Errors: ENOTFOUND for an unknown thread.
+func (db *DB) Messages(ctx context.Context, s memento.Scope, thread string, afterSeq int64, limit int) ([]memento.Message, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if limit < 0 {
+		return nil, memento.Errorf(memento.EINVALID, "limit must not be negative, got %d", limit)
+	}
+	if limit == 0 {
+		limit = -1 // SQLite: no limit
+	}
+	var msgs []memento.Message
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		if ok, err := threadExists(ctx, tx, s, thread); err != nil {
+			return err
+		} else if !ok {
+			return memento.Errorf(memento.ENOTFOUND, "thread %q not found", thread)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+			WHERE tenant_id = ? AND user_id = ? AND thread_id = ? AND seq > ?
+			ORDER BY seq LIMIT ?`, s.Tenant, s.User, thread, afterSeq, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		msgs = []memento.Message{}
+		for rows.Next() {
+			m, err := scanMessage(rows)
+			if err != nil {
+				return err
+			}
+			msgs = append(msgs, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list messages of thread %s: %w", thread, err)
+	}
+	return msgs, nil
+}
+
+// threadExists reports whether the user has the thread.
+func threadExists(ctx context.Context, tx *sql.Tx, s memento.Scope, thread string) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM threads WHERE tenant_id = ? AND user_id = ? AND id = ?`,
+		s.Tenant, s.User, thread).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("look up thread: %w", err)
+	}
+	return n > 0, nil
+}

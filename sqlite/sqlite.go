@@ -1,0 +1,370 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/memento-ai/memento"
+)
+
+// Compile-time checks that *DB provides every service it promises.
+var (
+	_ memento.UserService   = (*DB)(nil)
+	_ memento.MessageLog    = (*DB)(nil)
+	_ memento.ThreadService = (*DB)(nil)
+	_ memento.EventService  = (*DB)(nil)
+	_ memento.TitleService  = (*DB)(nil)
+	_ memento.Queue         = (*DB)(nil)
+	_ memento.Pinger        = (*DB)(nil)
+)
+
+// Defaults of Options. They are exported so that callers building flags or
+// documentation can show them.
+const (
+	DefaultSynchronous  = "FULL"
+	DefaultBusyTimeout  = 10 * time.Second
+	DefaultReadConns    = 4
+	DefaultMaxAttempts  = 5
+	DefaultJobTimeout   = 30 * time.Second
+	DefaultPollInterval = 50 * time.Millisecond
+	DefaultWorkers      = 4
+)
+
+// Options tune a DB. The zero value is valid: every field falls back to the
+// default named in its comment.
+type Options struct {
+	// Synchronous is SQLite's synchronous setting for the writer, one of
+	// "FULL" (the default), "NORMAL" or "EXTRA". FULL syncs the WAL on every
+	// commit, so an acknowledged write survives a power loss; NORMAL
+	// survives a crash of the process (even SIGKILL) but may lose the last
+	// commits on power loss. See the package documentation for figures.
+	Synchronous string
+	// BusyTimeout is how long a connection waits for a lock held by another
+	// connection (or process) before failing with SQLITE_BUSY. Default 10s.
+	BusyTimeout time.Duration
+	// ReadConns is the size of the read-only pool that serves reads while
+	// the single writer connection is busy. Default 4.
+	ReadConns int
+	// MaxAttempts is how many times a job runs before it is failed, unless
+	// the JobRequest or the kind's JobOptions says otherwise. Default 5.
+	MaxAttempts int
+	// JobTimeout bounds one attempt of a job, unless the kind's JobOptions
+	// says otherwise. Default 30s.
+	JobTimeout time.Duration
+	// RetryDelay returns how long to wait before retrying a job whose
+	// attempt number attempt (1 for the first run) failed. Nil keeps River's
+	// default backoff of attempt^4 seconds (1s, 16s, 81s, ...); tests set a
+	// few milliseconds.
+	RetryDelay func(attempt int) time.Duration
+	// PollInterval is how often a started queue looks for new jobs, and so
+	// the longest a freshly enqueued job waits before it starts. Default
+	// 50ms.
+	PollInterval time.Duration
+	// Workers is how many jobs a started queue runs at once. Default 4.
+	Workers int
+	// Logger receives the queue's and the store's diagnostics. Default
+	// slog.Default().
+	Logger *slog.Logger
+	// Clock stamps created and updated times and the time of messages and
+	// events given without one. Default memento.SystemClock.
+	Clock memento.Clock
+}
+
+// withDefaults returns o with every zero field replaced by its default.
+func (o Options) withDefaults() Options {
+	if o.Synchronous == "" {
+		o.Synchronous = DefaultSynchronous
+	}
+	o.Synchronous = strings.ToUpper(o.Synchronous)
+	if o.BusyTimeout == 0 {
+		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.ReadConns == 0 {
+		o.ReadConns = DefaultReadConns
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.JobTimeout == 0 {
+		o.JobTimeout = DefaultJobTimeout
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.Workers == 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = memento.SystemClock{}
+	}
+	return o
+}
+
+// Validate reports the first option that is out of range.
+func (o Options) Validate() error {
+	switch strings.ToUpper(o.Synchronous) {
+	case "", "FULL", "NORMAL", "EXTRA":
+	default:
+		return memento.Errorf(memento.EINVALID, "synchronous must be FULL, NORMAL or EXTRA, got %q", o.Synchronous)
+	}
+	switch {
+	case o.BusyTimeout < 0:
+		return memento.Errorf(memento.EINVALID, "busy timeout must not be negative, got %s", o.BusyTimeout)
+	case o.ReadConns < 0:
+		return memento.Errorf(memento.EINVALID, "read connections must not be negative, got %d", o.ReadConns)
+	case o.MaxAttempts < 0:
+		return memento.Errorf(memento.EINVALID, "max attempts must not be negative, got %d", o.MaxAttempts)
+	case o.JobTimeout < 0:
+		return memento.Errorf(memento.EINVALID, "job timeout must not be negative, got %s", o.JobTimeout)
+	case o.PollInterval < 0:
+		return memento.Errorf(memento.EINVALID, "poll interval must not be negative, got %s", o.PollInterval)
+	case o.Workers < 0:
+		return memento.Errorf(memento.EINVALID, "workers must not be negative, got %d", o.Workers)
+	}
+	return nil
+}
+
+// DB is the embedded store: one SQLite file holding users, threads,
+// messages, events, titles and the job queue. It is safe for concurrent use.
+type DB struct {
+	path   string
+	opts   Options
+	clock  memento.Clock
+	logger *slog.Logger
+
+	// write is the single-connection pool every write and the queue use;
+	// read is the read-only pool of every read. For ":memory:" they are the
+	// same pool, since a memory database lives in one connection.
+	write *sql.DB
+	read  *sql.DB
+
+	// inserter is an insert-only River client, so jobs can be enqueued
+	// whether or not the queue was started.
+	inserter *river.Client[*sql.Tx]
+
+	mu       sync.Mutex
+	handlers map[string]handler
+	worker   *river.Client[*sql.Tx] // nil unless started
+}
+
+// Open opens (creating if needed) the store in the SQLite file at path and
+// brings its schema up to date: the store's own migrations, then River's.
+// A path of ":memory:" gives a private in-memory store, which suits only
+// short tests; prefer a file in a temporary directory.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if path == "" {
+		return nil, memento.Errorf(memento.EINVALID, "database path is required")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	db := &DB{path: path, opts: opts, clock: opts.Clock, logger: opts.Logger, handlers: map[string]handler{}}
+
+	memory := path == ":memory:"
+	if !memory {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		db.path = abs
+	}
+
+	var err error
+	db.write, err = sql.Open("sqlite", db.dsn(true, memory))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// River's SQLite driver and SQLite itself want exactly one writer:
+	// a second writing connection would only wait for the lock or fail
+	// with SQLITE_BUSY. Keeping the connection open forever also keeps a
+	// memory database alive.
+	db.write.SetMaxOpenConns(1)
+	db.write.SetMaxIdleConns(1)
+	db.write.SetConnMaxLifetime(0)
+	db.write.SetConnMaxIdleTime(0)
+
+	if err := db.migrate(ctx); err != nil {
+		db.write.Close()
+		return nil, err
+	}
+
+	if memory {
+		db.read = db.write
+	} else {
+		db.read, err = sql.Open("sqlite", db.dsn(false, false))
+		if err != nil {
+			db.write.Close()
+			return nil, fmt.Errorf("open %s for reading: %w", path, err)
+		}
+		db.read.SetMaxOpenConns(opts.ReadConns)
+		db.read.SetMaxIdleConns(opts.ReadConns)
+		if err := db.read.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open %s for reading: %w", path, err)
+		}
+	}
+
+	db.inserter, err = river.NewClient(riversqlite.New(db.write), &river.Config{
+		Logger:      db.logger,
+		MaxAttempts: opts.MaxAttempts,
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: create job inserter: %w", path, err)
+	}
+	return db, nil
+}
+
+// dsn returns the data source name of the writer or of the readers.
+func (db *DB) dsn(writer, memory bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(db.opts.BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	if writer {
+		if !memory {
+			q.Add("_pragma", "journal_mode(WAL)")
+		}
+		q.Add("_pragma", "synchronous("+db.opts.Synchronous+")")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Set("mode", "ro")
+	}
+	if memory {
+		return ":memory:?" + q.Encode()
+	}
+	// A file: URI lets SQLite see mode=ro; the path is escaped so that a
+	// '?' or '#' in it cannot start the query.
+	return "file:" + (&url.URL{Path: db.path}).EscapedPath() + "?" + q.Encode()
+}
+
+// Path returns the absolute path of the database file, or ":memory:".
+func (db *DB) Path() string { return db.path }
+
+// Close stops the queue if it runs (giving running jobs 10 seconds) and
+// closes the database. The DB must not be used afterwards.
+func (db *DB) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var errs []error
+	if err := db.Stop(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if db.read != nil && db.read != db.write {
+		if err := db.read.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close readers: %w", err))
+		}
+	}
+	if db.write != nil {
+		if err := db.write.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close writer: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Ping reports whether the database answers. Errors: EUNAVAILABLE.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.read.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return memento.WrapError(memento.EUNAVAILABLE, err, "The database cannot be reached.")
+	}
+	return nil
+}
+
+// writeTx runs fn in a write transaction (BEGIN IMMEDIATE on the single
+// writer connection) and commits it when fn returns nil.
+func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// readTx runs fn in a read transaction, so that its queries see one
+// snapshot of the database.
+func (db *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.read.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// now returns the clock's time in UTC.
+func (db *DB) now() time.Time { return db.clock.Now().UTC() }
+
+// Timestamps are stored as INTEGER nanoseconds since the Unix epoch, UTC.
+// They sort as they should, compare exactly and need no parsing.
+
+// nanos encodes t for the database.
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+// fromNanos decodes a stored timestamp.
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// newID returns prefix followed by 16 random bytes in hex.
+func newID(prefix string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// maxIDLen bounds client-supplied ids so that a runaway client cannot fill
+// indexes with megabyte keys.
+const maxIDLen = 256
+
+// checkScope validates s and fills in the default tenant.
+func checkScope(s memento.Scope) (memento.Scope, error) {
+	if s.Tenant == "" {
+		s.Tenant = memento.DefaultTenant
+	}
+	if s.User == "" {
+		return s, memento.Errorf(memento.EINVALID, "user id is required")
+	}
+	if len(s.User) > maxIDLen {
+		return s, memento.Errorf(memento.EINVALID, "user id must be at most %d bytes", maxIDLen)
+	}
+	if len(s.Tenant) > maxIDLen {
+		return s, memento.Errorf(memento.EINVALID, "tenant id must be at most %d bytes", maxIDLen)
+	}
+	return s, nil
+}
+
+// checkThread validates a thread id.
+func checkThread(thread string) error {
+	if thread == "" {
+		return memento.Errorf(memento.EINVALID, "thread id is required")
+	}
+	if len(thread) > maxIDLen {
+		return memento.Errorf(memento.EINVALID, "thread id must be at most %d bytes", maxIDLen)
+	}
+	return nil
+}

@@ -1,0 +1,252 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/memento-ai/memento"
+)
+
+// ThreadState returns the thread's state. A thread that does not exist yet
+// has an empty state (a new active context, nothing shown) and no error.
+func (db *DB) ThreadState(ctx context.Context, s memento.Scope, thread string) (*memento.ThreadState, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkThread(thread); err != nil {
+		return nil, err
+	}
+	st := &memento.ThreadState{
+		Thread:    memento.Thread{Tenant: s.Tenant, User: s.User, ID: thread},
+		Context:   memento.NewActiveContext(),
+		LastShown: []string{},
+	}
+	var created, updated int64
+	var contextJSON, shownJSON string
+	err = db.read.QueryRowContext(ctx, `SELECT created_at, updated_at, last_seq, context, last_shown FROM threads
+		WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, thread).
+		Scan(&created, &updated, &st.LastSeq, &contextJSON, &shownJSON)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read state of thread %s: %w", thread, err)
+	}
+	st.Thread.CreatedAt, st.Thread.UpdatedAt = fromNanos(created), fromNanos(updated)
+	if err := json.Unmarshal([]byte(contextJSON), &st.Context); err != nil {
+		return nil, fmt.Errorf("decode active context of thread %s: %w", thread, err)
+	}
+	st.Context.Normalize()
+	if err := json.Unmarshal([]byte(shownJSON), &st.LastShown); err != nil {
+		return nil, fmt.Errorf("decode last shown of thread %s: %w", thread, err)
+	}
+	if st.LastShown == nil {
+		st.LastShown = []string{}
+	}
+	return st, nil
+}
+
+// SaveTurn stores a turn atomically: the user and thread if new, the turn's
+// messages (skipping ids already stored, like AppendMessages), the thread's
+// new active context and last shown titles, and the jobs t.JobsFor returns
+// for the newly stored messages. A repeated turn whose messages are all
+// stored already enqueues no jobs. It returns the turn's messages as stored.
+// Errors: EINVALID.
+func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, error) {
+	s, err := checkScope(t.Scope)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkThread(t.Thread); err != nil {
+		return nil, err
+	}
+	if err := checkMessages(t.Messages); err != nil {
+		return nil, err
+	}
+	ac := t.State.Context.Clone()
+	contextJSON, err := json.Marshal(ac)
+	if err != nil {
+		return nil, fmt.Errorf("save turn in thread %s: encode active context: %w", t.Thread, err)
+	}
+	shown := t.State.LastShown
+	if shown == nil {
+		shown = []string{}
+	}
+	shownJSON, err := json.Marshal(shown)
+	if err != nil {
+		return nil, fmt.Errorf("save turn in thread %s: encode last shown: %w", t.Thread, err)
+	}
+	var out []memento.Message
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		if err := db.ensureThread(ctx, tx, s, t.Thread); err != nil {
+			return err
+		}
+		stored, inserted, err := db.insertMessages(ctx, tx, s, t.Thread, t.Messages)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE threads SET context = ?, last_shown = ?, updated_at = ?
+			WHERE tenant_id = ? AND user_id = ? AND id = ?`,
+			string(contextJSON), string(shownJSON), nanos(db.now()), s.Tenant, s.User, t.Thread); err != nil {
+			return fmt.Errorf("update thread state: %w", err)
+		}
+		var fresh []memento.Message
+		for i, m := range stored {
+			if inserted[i] {
+				fresh = append(fresh, m)
+			}
+		}
+		if t.JobsFor != nil && len(fresh) > 0 {
+			if err := db.insertJobs(ctx, tx, s, t.JobsFor(fresh)); err != nil {
+				return err
+			}
+		}
+		out = stored
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("save turn in thread %s: %w", t.Thread, err)
+	}
+	return out, nil
+}
+
+// Threads lists a user's threads, most recently updated first. A user
+// without threads (or unknown) has none.
+func (db *DB) Threads(ctx context.Context, s memento.Scope) ([]memento.Thread, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT id, created_at, updated_at FROM threads
+		WHERE tenant_id = ? AND user_id = ? ORDER BY updated_at DESC, id`, s.Tenant, s.User)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	defer rows.Close()
+	threads := []memento.Thread{}
+	for rows.Next() {
+		th := memento.Thread{Tenant: s.Tenant, User: s.User}
+		var created, updated int64
+		if err := rows.Scan(&th.ID, &created, &updated); err != nil {
+			return nil, fmt.Errorf("list threads: %w", err)
+		}
+		th.CreatedAt, th.UpdatedAt = fromNanos(created), fromNanos(updated)
+		threads = append(threads, th)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	return threads, nil
+}
+
+// AppendSummary adds a summary to the thread's list and returns it with its
+// id and creation time. Errors: ENOTFOUND for an unknown thread, EINVALID
+// for empty text or a sequence range that runs backwards.
+func (db *DB) AppendSummary(ctx context.Context, s memento.Scope, sum memento.Summary) (*memento.Summary, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkThread(sum.Thread); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(sum.Text) == "" {
+		return nil, memento.Errorf(memento.EINVALID, "summary text must not be empty")
+	}
+	if sum.FromSeq < 0 || sum.ToSeq < sum.FromSeq {
+		return nil, memento.Errorf(memento.EINVALID, "summary must cover seq %d to %d, which is not a range", sum.FromSeq, sum.ToSeq)
+	}
+	if sum.Sources == nil {
+		sum.Sources = []string{}
+	}
+	sources, err := json.Marshal(sum.Sources)
+	if err != nil {
+		return nil, fmt.Errorf("append summary to thread %s: encode sources: %w", sum.Thread, err)
+	}
+	sum.CreatedAt = db.now()
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		if ok, err := threadExists(ctx, tx, s, sum.Thread); err != nil {
+			return err
+		} else if !ok {
+			return memento.Errorf(memento.ENOTFOUND, "thread %q not found", sum.Thread)
+		}
+		return tx.QueryRowContext(ctx, `INSERT INTO summaries (tenant_id, user_id, thread_id, text, from_seq, to_seq, sources, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			s.Tenant, s.User, sum.Thread, sum.Text, sum.FromSeq, sum.ToSeq, string(sources), nanos(sum.CreatedAt)).Scan(&sum.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append summary to thread %s: %w", sum.Thread, err)
+	}
+	return &sum, nil
+}
+
+// summaryColumns are the columns scanSummary reads, in its order.
+const summaryColumns = `id, thread_id, text, from_seq, to_seq, sources, created_at`
+
+// scanSummary reads one summary selected with summaryColumns.
+func scanSummary(r rowScanner) (memento.Summary, error) {
+	var sum memento.Summary
+	var sources string
+	var created int64
+	if err := r.Scan(&sum.ID, &sum.Thread, &sum.Text, &sum.FromSeq, &sum.ToSeq, &sources, &created); err != nil {
+		return sum, err
+	}
+	sum.CreatedAt = fromNanos(created)
+	if err := json.Unmarshal([]byte(sources), &sum.Sources); err != nil {
+		return sum, fmt.Errorf("decode sources of summary %d: %w", sum.ID, err)
+	}
+	if sum.Sources == nil {
+		sum.Sources = []string{}
+	}
+	return sum, nil
+}
+
+// LatestSummary returns the newest summary of the thread, or nil when there
+// is none (including when the thread does not exist).
+func (db *DB) LatestSummary(ctx context.Context, s memento.Scope, thread string) (*memento.Summary, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := scanSummary(db.read.QueryRowContext(ctx, `SELECT `+summaryColumns+` FROM summaries
+		WHERE tenant_id = ? AND user_id = ? AND thread_id = ? ORDER BY id DESC LIMIT 1`, s.Tenant, s.User, thread))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("latest summary of thread %s: %w", thread, err)
+	}
+	return &sum, nil
+}
+
+// Summaries lists a thread's summaries, oldest first.
+func (db *DB) Summaries(ctx context.Context, s memento.Scope, thread string) ([]memento.Summary, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+summaryColumns+` FROM summaries
+		WHERE tenant_id = ? AND user_id = ? AND thread_id = ? ORDER BY id`, s.Tenant, s.User, thread)
+	if err != nil {
+		return nil, fmt.Errorf("list summaries of thread %s: %w", thread, err)
+	}
+	defer rows.Close()
+	sums := []memento.Summary{}
+	for rows.Next() {
+		sum, err := scanSummary(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list summaries of thread %s: %w", thread, err)
+		}
+		sums = append(sums, sum)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list summaries of thread %s: %w", thread, err)
+	}
+	return sums, nil
+}
