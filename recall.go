@@ -23,6 +23,11 @@ type RecallQuery struct {
 	Query  string
 	K      int
 	Now    time.Time
+	// Vector is the query's embedding by the embedder named Embedder, when
+	// the caller computed it once for several recallers; a recaller whose
+	// embedder differs embeds the query itself.
+	Vector   []float32 `json:"-"`
+	Embedder string    `json:"-"`
 }
 
 // RecallItem is one memory brought back for a prompt, with how it scored

@@ -181,7 +181,7 @@ func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response
 		resp.Notes = append(resp.Notes, "I did not recognise a request in that message, so I did not search.")
 	case u.Search:
 		resp.Searched = true
-		ranked, err := a.find(ctx, s, next)
+		ranked, err := a.find(ctx, s, next, state.LastShown)
 		if err != nil {
 			a.logger().ErrorContext(ctx, "catalog search failed", "user", req.User, "thread", req.Thread, "err", err)
 			resp.Notes = append(resp.Notes, "The catalog search failed, so I have no titles to show this time: "+memento.ErrorMessage(err))
@@ -234,7 +234,10 @@ func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response
 
 // find pages through the catalog until it has enough unseen titles to rank
 // (at least MinPages pages), then ranks them and keeps the context's count.
-func (a *Agent) find(ctx context.Context, s memento.Scope, ac memento.ActiveContext) ([]Ranked, error) {
+// Titles the previous answer showed go after every fresh one, so a
+// follow-up never repeats the last answer while the catalog has other
+// matches, and still shows them when it has none.
+func (a *Agent) find(ctx context.Context, s memento.Scope, ac memento.ActiveContext, lastShown []string) ([]Ranked, error) {
 	excluded := make(map[string]bool, len(ac.ExcludedTitleIDs))
 	for _, id := range ac.ExcludedTitleIDs {
 		excluded[id] = true
@@ -257,6 +260,17 @@ func (a *Agent) find(ctx context.Context, s memento.Scope, ac memento.ActiveCont
 	ranked, err := Rank(ctx, s, ac, candidates, a.Scorers)
 	if err != nil {
 		return nil, err
+	}
+	if len(lastShown) > 0 {
+		fresh := slices.DeleteFunc(slices.Clone(ranked), func(r Ranked) bool { return slices.Contains(lastShown, r.Title.ID) })
+		if len(fresh) < len(ranked) {
+			for _, r := range ranked {
+				if slices.Contains(lastShown, r.Title.ID) {
+					fresh = append(fresh, r)
+				}
+			}
+			ranked = fresh
+		}
 	}
 	if len(ranked) > ac.Count {
 		ranked = ranked[:ac.Count]

@@ -323,6 +323,9 @@ func TestSearchRanking(t *testing.T) {
 		{ID: "name", Title: "The Heist", Year: 1990, Overview: "Robbers rob a bank."},
 		{ID: "both", Title: "Shark Heist", Year: 1980, Overview: "A shark and a heist."},
 		{ID: "none", Title: "Shark", Year: 2000, Overview: "A shark."},
+		{ID: "f1", Title: "Filler One", Overview: "Something else."},
+		{ID: "f2", Title: "Filler Two", Overview: "Something else."},
+		{ID: "f3", Title: "Filler Three", Overview: "Something else."},
 	})
 	page, err := x.Search(context.Background(), memento.TitleQuery{Text: "heist", Page: 1})
 	if err != nil {
@@ -337,6 +340,31 @@ func TestSearchRanking(t *testing.T) {
 	}
 	if got := ids(page); len(got) != 4 || got[0] != "both" {
 		t.Errorf("ranking for two terms = %v, want both first of 4", got)
+	}
+}
+
+// TestSearchCommonTerms checks that a term in most titles does not make
+// every title a match when the query has a rarer one.
+func TestSearchCommonTerms(t *testing.T) {
+	x := New([]memento.Title{
+		{ID: "1", Title: "One", Overview: "A film about a shark."},
+		{ID: "2", Title: "Two", Overview: "A film about a dog."},
+		{ID: "3", Title: "Three", Overview: "A film about a cat."},
+	})
+	for _, tt := range []struct {
+		text string
+		want []string
+	}{
+		{"film about sharks", []string{"1"}},
+		{"film", []string{"1", "2", "3"}},
+	} {
+		page, err := x.Search(context.Background(), memento.TitleQuery{Text: tt.text, Page: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, ids(page)); diff != "" {
+			t.Errorf("Search(%q) mismatch (-want +got):\n%s", tt.text, diff)
+		}
 	}
 }
 

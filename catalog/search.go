@@ -61,8 +61,10 @@ func newScratch(n int) *scratch {
 // false leaves adult titles out, true returns only them. Exclude ids are
 // never returned, and Total counts matches after exclusions. Text is ranked
 // by BM25 (k1 1.2, b 0.75) over title (counted twice) and overview; a title
-// matches if it has any of the text's terms. Text made only of stopwords
-// ("the") constrains nothing.
+// matches if it has any of the text's terms. Terms found in more than half
+// of all titles are ignored when the text has a rarer one ("film about
+// boxing" matches the boxing films, not every film). Text made only of
+// stopwords ("the") constrains nothing.
 //
 // Paging: Page counts from 1, Size defaults to memento.DefaultPageSize.
 // A page past the end has no titles (an empty, non-nil slice) and Last set.
@@ -206,8 +208,27 @@ func (x *Index) plan(q memento.TitleQuery) (plan, error) {
 		if len(p.terms) == 0 {
 			p.none = true
 		}
+		p.terms = x.dropCommonTerms(p.terms)
 	}
 	return p, nil
+}
+
+// dropCommonTerms leaves out of a query the terms that occur in more than
+// half of all titles ("film", "american" in Wikipedia's plots), as long as
+// some rarer term remains. Such a term says nearly nothing about relevance
+// (its idf is close to zero), but would make almost every title a match.
+func (x *Index) dropCommonTerms(terms []int32) []int32 {
+	half := int32(len(x.titles) / 2)
+	rare := terms[:0:0]
+	for _, t := range terms {
+		if x.termStart[t+1]-x.termStart[t] <= half {
+			rare = append(rare, t)
+		}
+	}
+	if len(rare) == 0 {
+		return terms
+	}
+	return rare
 }
 
 // setExcluded marks the docs of the excluded ids in s.

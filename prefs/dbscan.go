@@ -51,22 +51,24 @@ const (
 // length (the distance is 1 - dot, as for Embedder output); others are
 // clustered by that same formula.
 //
-// It runs in about O(n·k·d + n²) time, where the n² part is a few float64
-// operations per pair of points, by pruning most pairs with a bound instead
-// of computing their d-dimensional dot product: the points are expressed in
-// an orthonormal basis of k cluster directions (spherical k-means centroids
-// of a sample, orthonormalised), and for points x and y whose strongest
-// directions are a and b, Cauchy–Schwarz gives
+// Instead of computing the d-dimensional dot product of every pair, it
+// rules most pairs out with bounds. The points are expressed in an
+// orthonormal basis of k ≤ 64 directions along which they cluster
+// (spherical k-means centroids of a sample, orthonormalised). For points x
+// and y whose strongest directions are a and b, Cauchy–Schwarz gives
 //
 //	x·y ≤ x_a·y_a + x_b·y_b + sqrt(|x|² - x_a² - x_b²)·sqrt(|y|² - y_a² - y_b²)
 //
-// which, for clustered data, is far below 1 - eps for points of different
-// clusters. The bound has a safety margin for rounding, so no neighbour is
-// ever pruned; on data without structure it prunes nothing and DBSCAN does
-// the work of a brute-force search. Core points are then counted and joined
-// (with a concurrent union-find) on all processors, skipping pairs whose
-// answer can no longer change anything, so memory stays O(n·minPts) however
-// dense the data.
+// a few float64 operations, which for clustered data is far below 1 - eps
+// for points of different clusters. A pair that passes is checked with the
+// same bound over all k coordinates (a k-dimensional dot product), which
+// rules out most pairs involving a point in no cluster, and only then with
+// its exact dot product. Both bounds keep a margin for rounding, so no
+// neighbour is ever missed; on data without structure they prune nothing
+// and DBSCAN does the work of a brute-force search. Core points are counted
+// and joined (with a concurrent union-find) on all processors, skipping
+// pairs whose answer can no longer change anything, so memory stays
+// O(n·(k + minPts)) however dense the data.
 func DBSCAN(vectors [][]float32, eps float32, minPts int) []int {
 	return dbscan(vectors, eps, minPts, dbscanOptions{
 		bruteForceBelow: 64,
@@ -235,6 +237,7 @@ func dbscan(vectors [][]float32, eps float32, minPts int, opt dbscanOptions) []i
 	ids := make([]int, n)
 	for i := range ids {
 		ids[i] = Noise
+		labels[i] = Noise
 	}
 	next := 0
 	for i := range vectors {
@@ -248,21 +251,18 @@ func dbscan(vectors [][]float32, eps float32, minPts int, opt dbscanOptions) []i
 		}
 		labels[i] = ids[r]
 	}
+	if need <= 1 {
+		return labels // with minPts ≤ 2 a non-core point has no neighbour
+	}
 	for i := range vectors {
 		if core[i] {
 			continue
 		}
-		label := Noise
-		if need <= 1 {
-			labels[i] = Noise // with minPts ≤ 2 a non-core point has no neighbour
-			continue
-		}
 		for _, j := range slots[i*int(need) : i*int(need)+int(counts[i].Load())] {
-			if core[j] && (label == Noise || labels[j] < label) {
-				label = labels[j]
+			if core[j] && (labels[i] == Noise || labels[j] < labels[i]) {
+				labels[i] = labels[j]
 			}
 		}
-		labels[i] = label
 	}
 	return labels
 }
@@ -284,9 +284,10 @@ type pairIndex struct {
 	// members lists the points of each bucket (the points whose strongest
 	// basis direction is the same).
 	members [][]int32
-	// thr is the largest bound that prunes a pair: 1 - eps less the margin.
-	thr   float64
-	units []pairUnit
+	// thr is the largest bound that prunes a pair: 1 - eps less the
+	// margin; margin is added to every squared residual.
+	thr, margin float64
+	units       []pairUnit
 }
 
 // pairUnit is a share of the work: rows lo to hi of bucket a against bucket
@@ -295,33 +296,38 @@ type pairUnit struct {
 	a, b, lo, hi int
 }
 
-// Margins that keep the bound above every dot product it stands for,
-// despite rounding: coordinates and norms are computed with float32 inputs
-// (relative errors near 1e-6) and the final test's float32 dot product is
-// off by well under 1e-5 for unit vectors.
+// Margins that keep the bounds above every dot product they stand for,
+// despite rounding: coordinates and norms are computed from float32 inputs
+// (relative errors near 1e-6), and the final test's float32 dot product is
+// off by well under 1e-5 for unit vectors. They scale with the largest
+// squared norm, as rounding errors do.
 const (
 	boundMargin    = 1e-4 // subtracted from 1 - eps
 	residualMargin = 1e-4 // added to each squared residual
 	unitRows       = 64   // rows per pairUnit
 	maxBasis       = 64
-	sampleSize     = 1024
-	kmeansRounds   = 2
+	sampleSize     = 2048
+	kmeansRounds   = 3
 )
 
 func newPairIndex(vectors [][]float32, minDot float32, brute bool, workers int) *pairIndex {
 	n := len(vectors)
-	ix := &pairIndex{vectors: vectors, minDot: minDot, thr: float64(minDot) - boundMargin, norm2: make([]float64, n)}
+	ix := &pairIndex{vectors: vectors, minDot: minDot, norm2: make([]float64, n)}
 	dim := len(vectors[0])
+	scale := 1.0
 	for i, v := range vectors {
 		var s float64
 		for _, x := range v {
 			s += float64(x) * float64(x)
 		}
 		ix.norm2[i] = s
+		scale = max(scale, s)
 		if len(v) != dim || math.IsNaN(s) || math.IsInf(s, 0) {
-			brute = true
+			brute = true // no bound holds for these; compare every pair
 		}
 	}
+	ix.thr = float64(minDot) - boundMargin*scale
+	ix.margin = residualMargin * scale
 	var basis [][]float32
 	if !brute && dim > 0 {
 		k := min(dim, maxBasis, max(1, int(math.Sqrt(float64(n)))))
@@ -353,12 +359,19 @@ func newPairIndex(vectors [][]float32, minDot float32, brute bool, workers int) 
 					}
 				}
 				bucket[i] = int32(best)
-				ix.residual[i] = max(0, ix.norm2[i]-inSpan) + residualMargin
+				ix.residual[i] = max(0, ix.norm2[i]-inSpan) + ix.margin
 			}
 		})
 		ix.members = make([][]int32, ix.k)
 		for i, b := range bucket {
 			ix.members[b] = append(ix.members[b], int32(i))
+		}
+		// Strongest members first, so that the outliers of a bucket share
+		// blocks and the blocks of its core stay tight.
+		for b, m := range ix.members {
+			slices.SortStableFunc(m, func(i, j int32) int {
+				return cmp.Compare(ix.coord[int(j)*ix.k+b], ix.coord[int(i)*ix.k+b])
+			})
 		}
 	}
 	// Pairs within a bucket come first: in pass 2 they join most clusters,
@@ -419,10 +432,20 @@ func (ix *pairIndex) forEachCandidate(workers int, fn func(i, j int32)) {
 	wg.Wait()
 }
 
-// scanScratch holds one worker's per-bucket arrays.
+// scanScratch holds one worker's arrays for the bucket it scans against.
 type scanScratch struct {
 	ya, yb, uy []float64
+	blocks     []scanBlock
 }
+
+// scanBlock bounds the coordinates of blockRows consecutive points of a
+// bucket, so that one test can rule all of them out for a point.
+type scanBlock struct {
+	loA, hiA, loB, hiB, maxU float64
+}
+
+// blockRows is the number of points a scanBlock covers.
+const blockRows = 16
 
 func (ix *pairIndex) scan(u pairUnit, sc *scanScratch, fn func(i, j int32)) {
 	xs, ys := ix.members[u.a], ix.members[u.b]
@@ -451,36 +474,65 @@ func (ix *pairIndex) scan(u pairUnit, sc *scanScratch, fn func(i, j int32)) {
 		}
 		sc.ya = append(sc.ya, ya)
 		sc.yb = append(sc.yb, yb)
-		sc.uy = append(sc.uy, max(0, ix.norm2[y]-ya*ya-yb*yb)+residualMargin)
+		sc.uy = append(sc.uy, max(0, ix.norm2[y]-ya*ya-yb*yb)+ix.margin)
 	}
 	thr := ix.thr
+	if same {
+		// Points of one bucket are mostly neighbours: no blocks.
+		for r := u.lo; r < u.hi; r++ {
+			x := xs[r]
+			xa := sc.ya[r]
+			ux := max(0, ix.norm2[x]-xa*xa) + ix.margin
+			ix.scanRange(x, xa, 0, ux, sc, ys, r+1, len(ys), fn)
+		}
+		return
+	}
+	sc.blocks = sc.blocks[:0]
+	for lo := 0; lo < len(ys); lo += blockRows {
+		hi := min(lo+blockRows, len(ys))
+		b := scanBlock{loA: sc.ya[lo], hiA: sc.ya[lo], loB: sc.yb[lo], hiB: sc.yb[lo], maxU: sc.uy[lo]}
+		for s := lo + 1; s < hi; s++ {
+			b.loA, b.hiA = min(b.loA, sc.ya[s]), max(b.hiA, sc.ya[s])
+			b.loB, b.hiB = min(b.loB, sc.yb[s]), max(b.hiB, sc.yb[s])
+			b.maxU = max(b.maxU, sc.uy[s])
+		}
+		sc.blocks = append(sc.blocks, b)
+	}
 	for r := u.lo; r < u.hi; r++ {
 		x := xs[r]
-		xa, xb := ix.coord[int(x)*k+u.a], 0.0
-		if !same {
-			xb = ix.coord[int(x)*k+u.b]
-		}
-		ux := max(0, ix.norm2[x]-xa*xa-xb*xb) + residualMargin
-		start := 0
-		if same {
-			start = r + 1
-		}
-		ya := sc.ya[start:]
-		yb, uy := sc.yb[start:][:len(ya)], sc.uy[start:][:len(ya)]
-		for s := range ya {
-			// Prune when x·y ≤ xa·ya + xb·yb + sqrt(ux·uy) < thr.
-			t := thr - (xa*ya[s] + xb*yb[s])
-			if t > 0 && ux*uy[s] < t*t {
+		xa, xb := ix.coord[int(x)*k+u.a], ix.coord[int(x)*k+u.b]
+		ux := max(0, ix.norm2[x]-xa*xa-xb*xb) + ix.margin
+		for bi, b := range sc.blocks {
+			// xa·ya is largest at an end of ya's range, and so on.
+			t := thr - (max(xa*b.loA, xa*b.hiA) + max(xb*b.loB, xb*b.hiB))
+			if t > 0 && ux*b.maxU < t*t {
 				continue
 			}
-			fn(x, ys[start+s])
+			lo := bi * blockRows
+			ix.scanRange(x, xa, xb, ux, sc, ys, lo, min(lo+blockRows, len(ys)), fn)
 		}
+	}
+}
+
+// scanRange tests x against the points lo to hi of the scanned bucket with
+// the two-direction bound and hands those it cannot rule out to fn:
+// x·y ≤ xa·ya + xb·yb + sqrt(ux·uy), pruned when below thr.
+func (ix *pairIndex) scanRange(x int32, xa, xb, ux float64, sc *scanScratch, ys []int32, lo, hi int, fn func(i, j int32)) {
+	ya := sc.ya[lo:hi]
+	yb, uy := sc.yb[lo:hi][:len(ya)], sc.uy[lo:hi][:len(ya)]
+	thr := ix.thr
+	for s := range ya {
+		t := thr - (xa*ya[s] + xb*yb[s])
+		if t > 0 && ux*uy[s] < t*t {
+			continue
+		}
+		fn(x, ys[lo+s])
 	}
 }
 
 // orthonormalBasis returns up to k orthonormal directions along which the
 // vectors cluster: spherical k-means centroids of an evenly spaced sample,
-// seeded by farthest-first traversal, largest cluster first, orthonormalised
+// seeded like k-means++, largest cluster first, orthonormalised
 // by Gram–Schmidt. Everything is deterministic. The basis only makes the
 // pruning effective; any orthonormal basis gives the same labels.
 func orthonormalBasis(vectors [][]float32, k, workers int) [][]float32 {

@@ -3,6 +3,7 @@ package prefs
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -199,8 +200,9 @@ func TestDBSCANMatchesNaive(t *testing.T) {
 		dup = append(dup, dup[i*7%150])
 	}
 	sets = append(sets, dataset{"duplicates", dup})
-	// Vectors that are not unit length, and one of another length, make
-	// the index fall back to comparing every pair.
+	// Vectors that are not unit length keep the bounds (with margins scaled
+	// to the largest norm); one of another length makes the index fall back
+	// to comparing every pair.
 	odd := clustered(8, 200, 16, 4, 0.05, 0.1)
 	for i := range odd {
 		if i%3 == 0 {
@@ -209,8 +211,8 @@ func TestDBSCANMatchesNaive(t *testing.T) {
 			}
 		}
 	}
-	odd = append(odd, []float32{1, 2, 3})
 	sets = append(sets, dataset{"not unit length", odd})
+	sets = append(sets, dataset{"another length", append(odd[:100:100], []float32{1, 2, 3})})
 	// The benchmark's shape, smaller.
 	sets = append(sets, dataset{"benchmark shape", clustered(9, 300, 256, 8, 0.04, 0.05)})
 
@@ -300,5 +302,34 @@ func TestOrthonormalBasis(t *testing.T) {
 	}
 	if diff := cmp.Diff(basis, orthonormalBasis(v, 16, 1)); diff != "" {
 		t.Errorf("basis depends on the number of workers (-2 +1):\n%s", diff)
+	}
+}
+
+// TestPairIndexPrunes checks that the bounds do their job on clustered
+// data: most pairs never reach a dot product. (Correctness is the property
+// test's business; this guards the speed without timing anything.)
+func TestPairIndexPrunes(t *testing.T) {
+	const n = 2000
+	v := clustered(10, n, 256, 20, 0.04, 0.05)
+	ix := newPairIndex(v, 1-DefaultEps, false, 2)
+	if ix.k == 0 {
+		t.Fatal("the index has no basis")
+	}
+	var candidates, exact atomic.Int64
+	ix.forEachCandidate(2, func(i, j int32) {
+		candidates.Add(1)
+		k := ix.k
+		s := float64(Dot(ix.coord32[int(i)*k:int(i+1)*k], ix.coord32[int(j)*k:int(j+1)*k]))
+		if t := ix.thr - s; t <= 0 || ix.residual[i]*ix.residual[j] >= t*t {
+			exact.Add(1)
+		}
+	})
+	pairs := int64(n * (n - 1) / 2)
+	t.Logf("%d pairs, %d pass the two-direction bound, %d need a full dot product", pairs, candidates.Load(), exact.Load())
+	if got := candidates.Load(); got > pairs/4 {
+		t.Errorf("%d of %d pairs pass the two-direction bound, want at most a quarter", got, pairs)
+	}
+	if got := exact.Load(); got > pairs/10 {
+		t.Errorf("%d of %d pairs need a full dot product, want at most a tenth", got, pairs)
 	}
 }

@@ -1,10 +1,10 @@
 package prefs
 
 import (
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-	"runtime"
 )
 
 func cpuTime() time.Duration {
@@ -14,21 +14,20 @@ func cpuTime() time.Duration {
 }
 
 func TestQuickCPU(t *testing.T) {
-	for _, n := range []int{1000, 10000} {
-		v := clustered(42, n, 256, 50, 0.04, 0.05)
-		for _, w := range []int{1, 2} {
-			c0, t0 := cpuTime(), time.Now()
-			reps := 3
-			for range reps {
-				dbscan(v, DefaultEps, DefaultMinPts, dbscanOptions{bruteForceBelow: 64, workers: w})
-			}
-			t.Logf("n=%d workers=%d wall %v cpu %v per op", n, w, time.Since(t0)/time.Duration(reps), (cpuTime()-c0)/time.Duration(reps))
+	v := clustered(42, 10000, 256, 50, 0.04, 0.05)
+	for _, w := range []int{1, 2} {
+		c0, t0 := cpuTime(), time.Now()
+		reps := 3
+		for range reps {
+			dbscan(v, DefaultEps, DefaultMinPts, dbscanOptions{bruteForceBelow: 64, workers: w})
 		}
-		if n == 1000 {
-			c0, t0 := cpuTime(), time.Now()
-			NaiveDBSCAN(v, DefaultEps, DefaultMinPts)
-			t.Logf("n=%d naive wall %v cpu %v", n, time.Since(t0), cpuTime()-c0)
-		}
+		t.Logf("workers=%d wall %v cpu %v per op", w, time.Since(t0)/time.Duration(reps), (cpuTime()-c0)/time.Duration(reps))
 	}
-	_ = runtime.GOMAXPROCS
+	c0 := cpuTime()
+	ix := newPairIndex(v, 1-DefaultEps, false, 1)
+	t.Logf("index cpu %v", cpuTime()-c0)
+	var c atomic.Int64
+	c0 = cpuTime()
+	ix.forEachCandidate(1, func(i, j int32) { c.Add(1) })
+	t.Logf("scan cpu %v candidates %d", cpuTime()-c0, c.Load())
 }

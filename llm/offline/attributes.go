@@ -79,7 +79,10 @@ func readFact(f memento.Fact) factInfo {
 	for _, t := range fi.toks {
 		fi.words[t.w] = true
 		st := stem(t.w)
-		fi.stems[st] = true
+		if len(t.w) >= 4 {
+			// Short words match exactly only: "sky" is not "skiing".
+			fi.stems[st] = true
+		}
 		if positiveWords[st] {
 			pos = true
 		}
@@ -96,8 +99,12 @@ func readFact(f memento.Fact) factInfo {
 	case pos && neg:
 		fi.negative = true
 	}
-	if containsSeq(fi.toks, "come around") || containsSeq(fi.toks, "came around") || containsSeq(fi.toks, "warming up") {
+	switch {
+	case hasAnyPhrase(fi.toks, []string{"come around", "came around", "warming up", "can't get enough", "cannot get enough"}):
 		fi.positive, fi.negative = true, false
+	case hasAnyPhrase(fi.toks, []string{"can't stand", "cannot stand", "can not stand", "can't bear", "can't stomach", "can't handle", "cannot handle"}):
+		// The "can't" belongs to the verb: no double negation.
+		fi.positive, fi.negative = false, true
 	}
 	for i := range fi.toks {
 		if _, _, ok := fullGenreTable.match(fi.toks, i); ok {

@@ -65,9 +65,10 @@ func (m *Model) ReviewExtraction(ctx context.Context, message string, facts []me
 		return nil, fmt.Errorf("review extraction: %w", err)
 	}
 	sup := newSupport(message)
+	prefs := extractPreferences(message)
 	var bad, missing []string
 	for _, f := range facts {
-		if words := sup.unsupported(f.Text); len(words) > 0 {
+		if words := sup.unsupported(f.Text); len(words) > 0 || contradicts(f, prefs) {
 			bad = append(bad, f.Text)
 		}
 	}
@@ -556,11 +557,50 @@ func spelledNumber(d string) string {
 	return ""
 }
 
+// contradicts reports a fact whose sentiment is the opposite of the one the
+// message states about the same thing: "loves horror" from "I can't stand
+// horror".
+func contradicts(f memento.Fact, prefs []memento.Concept) bool {
+	fi := readFact(f)
+	if !fi.positive && !fi.negative {
+		return false
+	}
+	topic := topicStems(f.Text)
+	for _, c := range prefs {
+		if c.Kind != memento.KindTaste {
+			continue
+		}
+		cs := topicStems(c.Concept)
+		if len(cs) == 0 || !containsAll(topic, cs) {
+			continue
+		}
+		if (c.Sign > 0 && fi.negative) || (c.Sign < 0 && fi.positive) {
+			return true
+		}
+	}
+	return false
+}
+
 // topicStems are the stems of a fact's content words, without sentiment
 // words and the verbs every fact has.
 func topicStems(text string) map[string]bool {
 	out := map[string]bool{}
-	for _, t := range tokenize(text) {
+	toks := tokenize(text)
+	// Genre synonyms count as their genre: "sci-fi" is "science fiction".
+	for i := 0; i < len(toks); {
+		gs, n, ok := fullGenreTable.match(toks, i)
+		if !ok {
+			i++
+			continue
+		}
+		for _, g := range gs {
+			for _, w := range words(g) {
+				out[stem(w)] = true
+			}
+		}
+		i += n
+	}
+	for _, t := range toks {
 		w := t.w
 		if stopwords[w] || factFunctionWords[w] || negations[w] || adverbs[w] || strings.HasSuffix(w, "n't") {
 			continue

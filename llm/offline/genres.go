@@ -225,7 +225,8 @@ var conceptSynonyms = map[string]string{
 	"horror movies": "horror", "horror films": "horror", "funny movies": "comedy",
 	"funny films": "comedy", "cartoons": "animated films", "kung fu": "martial arts",
 	"whodunits": "mysteries", "whodunnits": "mysteries", "biopics": "biographies",
-	"superhero movies": "superhero films", "super heroes": "superheroes",
+	"superhero movies": "superhero films", "super heroes": "superheroes", "scary": "horror",
+	"spooky": "horror", "funny": "comedy", "scifi movies": "science fiction",
 }
 
 // buildGenreTable keeps the lexicon entries whose genres the vocabulary has,

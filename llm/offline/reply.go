@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memento-ai/memento"
 )
@@ -41,7 +43,9 @@ func (m *Model) WriteReply(ctx context.Context, in memento.ReplyInput) (string, 
 			fmt.Fprintf(&b, " apart from the %s you've already seen or turned down", countOf(excluded, "title"))
 		}
 		b.WriteString(".")
-		writeNotes(&b, in.Notes)
+		if notes := joinNotes(in.Notes); notes != "" {
+			b.WriteString(" " + notes)
+		}
 		b.WriteString(" Try loosening something: another genre, a wider year range or fewer people.")
 		return b.String(), nil
 	}
@@ -57,9 +61,8 @@ func (m *Model) WriteReply(ctx context.Context, in memento.ReplyInput) (string, 
 	for i, t := range in.Titles {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, titleLine(t))
 	}
-	if len(in.Notes) > 0 {
-		b.WriteString("\n")
-		writeNotes(&b, in.Notes)
+	if notes := joinNotes(in.Notes); notes != "" {
+		b.WriteString("\n" + notes)
 	}
 	if len(in.Memories) > 0 {
 		b.WriteString("\nI kept in mind what you've told me before.")
@@ -80,7 +83,9 @@ func titleLine(t memento.Title) string {
 	return s
 }
 
-func writeNotes(b *strings.Builder, notes []string) {
+// joinNotes writes the agent's notes as sentences.
+func joinNotes(notes []string) string {
+	var out []string
 	for _, n := range notes {
 		n = strings.TrimSpace(n)
 		if n == "" {
@@ -89,8 +94,10 @@ func writeNotes(b *strings.Builder, notes []string) {
 		if !strings.HasSuffix(n, ".") && !strings.HasSuffix(n, "!") && !strings.HasSuffix(n, "?") {
 			n += "."
 		}
-		b.WriteString(" " + n)
+		r, size := utf8.DecodeRuneInString(n)
+		out = append(out, string(unicode.ToUpper(r))+n[size:])
 	}
+	return strings.Join(out, " ")
 }
 
 // describeContext puts the active context in words: "3 comedy movies from

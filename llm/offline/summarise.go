@@ -13,6 +13,10 @@ import (
 // defaultSummaryChars bounds a summary when the caller gives no limit.
 const defaultSummaryChars = 1200
 
+// minSalience is the score a sentence needs to be kept: a request, a
+// constraint, a title or a preference scores above it, small talk below.
+const minSalience = 2
+
 // Summarise folds an exchange into a thread's running summary by
 // extraction: every sentence of the previous summary and of the messages is
 // scored for salience (requests, constraints, titles, preferences,
@@ -45,7 +49,14 @@ func (m *Model) summarise(in memento.SummariseInput, limit int) string {
 	var cands []sentence
 	order := 0
 	for _, s := range splitSentences(in.Previous) {
-		cands = append(cands, sentence{text: s, group: 0, order: order, score: m.salience(s, "") + 1})
+		// A previous summary's lines start with their speaker.
+		body, role := s, memento.Role("")
+		if rest, ok := strings.CutPrefix(s, "User: "); ok {
+			body, role = rest, memento.RoleUser
+		} else if rest, ok := strings.CutPrefix(s, "Agent: "); ok {
+			body, role = rest, memento.RoleAssistant
+		}
+		cands = append(cands, sentence{text: s, group: 0, order: order, score: m.salience(body, role) + 1})
 		order++
 	}
 	for i, msg := range in.Messages {
@@ -70,8 +81,8 @@ func (m *Model) summarise(in memento.SummariseInput, limit int) string {
 	chosen := map[int]bool{}
 	seen := map[string]bool{}
 	for _, c := range ranked {
-		if seen[strings.ToLower(c.text)] || c.score < 0 && len(chosen) > 0 {
-			continue
+		if seen[strings.ToLower(c.text)] || c.score < minSalience && len(chosen) > 0 {
+			continue // small talk goes, unless nothing else was said
 		}
 		chosen[c.order] = true
 		if len(m.layout(in, cands, chosen)) > limit {

@@ -21,7 +21,11 @@ var thinking = regexp.MustCompile(`(?s)<(think|thinking)>.*?</(think|thinking)>`
 // sentence before or after it, or think aloud first; all of that is skipped.
 // The error says what was wrong, for the repair request.
 func extractObject(reply string) ([]byte, error) {
-	s := strings.TrimSpace(thinking.ReplaceAllString(reply, ""))
+	s := reply
+	if strings.Contains(s, "<think") {
+		s = thinking.ReplaceAllString(s, "")
+	}
+	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, errEmptyReply
 	}
@@ -40,13 +44,12 @@ func extractObject(reply string) ([]byte, error) {
 			break
 		}
 		cand := []byte(s[start : end+1])
-		var v any
-		err := json.Unmarshal(cand, &v)
-		if err == nil {
+		if json.Valid(cand) {
 			return cand, nil
 		}
 		if firstErr == nil {
-			firstErr = fmt.Errorf("the JSON object is malformed: %v", err)
+			var v any
+			firstErr = fmt.Errorf("the JSON object is malformed: %v", json.Unmarshal(cand, &v))
 		}
 		i = start + 1
 	}
