@@ -56,6 +56,10 @@ type ThreadService interface {
 	ThreadState(ctx context.Context, s Scope, thread string) (*ThreadState, error)
 	// SaveTurn stores a turn atomically. Errors: EINVALID.
 	SaveTurn(ctx context.Context, t Turn) ([]Message, error)
+	// SetThreadContext replaces the thread's active context, as a user
+	// editing it (removing a constraint) does before the next turn.
+	// Errors: ENOTFOUND for an unknown thread, EINVALID.
+	SetThreadContext(ctx context.Context, s Scope, thread string, ac ActiveContext) error
 	// Threads lists a user's threads, most recently updated first.
 	Threads(ctx context.Context, s Scope) ([]Thread, error)
 	// AppendSummary adds a summary to the thread's list. Errors: ENOTFOUND.

@@ -60,6 +60,10 @@ type Agent struct {
 	// Scorers rank the candidates; without any they keep the catalog's
 	// order.
 	Scorers []Scorer
+	// Fallback writes the reply when the model's reply names a title the
+	// answer does not show (a grounding failure); the offline writer never
+	// does.
+	Fallback memento.ReplyWriter
 	// Memory, when set, adds long-term memory to the turn's context and
 	// to its answer.
 	Memory MemoryReader
@@ -210,6 +214,14 @@ func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response
 	if err != nil {
 		return nil, fmt.Errorf("write reply: %w", err)
 	}
+	if bad := a.ungrounded(ctx, reply, titles, next, state.LastShown); bad != "" && a.Fallback != nil {
+		a.logger().WarnContext(ctx, "reply named a title it did not show; using the fallback writer", "title", bad)
+		if reply, err = a.Fallback.WriteReply(ctx, memento.ReplyInput{
+			Message: req.Message, Context: next, Searched: resp.Searched, Titles: titles, Notes: resp.Notes, Question: u.Question,
+		}); err != nil {
+			return nil, fmt.Errorf("write reply: %w", err)
+		}
+	}
 	resp.Reply = reply
 
 	jobs := a.Jobs
@@ -328,6 +340,48 @@ func positionPrior(i, n int) float64 {
 	}
 	return 0.1 * float64(n-i) / float64(n)
 }
+
+// ungrounded returns the name of a title the reply mentions although the
+// answer does not show it: one shown earlier in the thread or turned down.
+// Models other than the offline one can slip; titles they could only know
+// from the thread are the ones a user would notice.
+func (a *Agent) ungrounded(ctx context.Context, reply string, shown []memento.Title, ac memento.ActiveContext, lastShown []string) string {
+	current := make(map[string]bool, len(shown))
+	for _, t := range shown {
+		current[t.ID] = true
+	}
+	lower := strings.ToLower(reply)
+	for _, id := range append(slices.Clone(lastShown), ac.ExcludedTitleIDs...) {
+		if current[id] {
+			continue
+		}
+		t, err := a.Catalog.Title(ctx, id)
+		if err != nil || len(t.Title) < 4 {
+			continue
+		}
+		if containsWord(lower, strings.ToLower(t.Title)) {
+			return t.Title
+		}
+	}
+	return ""
+}
+
+// containsWord reports whether s contains w not glued to other letters.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(w)
+		if (start == 0 || !isLetter(s[start-1])) && (end == len(s) || !isLetter(s[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' }
 
 // titles resolves stored title ids, skipping any the catalog no longer has.
 func (a *Agent) titles(ctx context.Context, ids []string) []memento.Title {

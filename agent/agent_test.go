@@ -305,3 +305,34 @@ func TestInvalidRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestUngroundedReplyFallsBack(t *testing.T) {
+	cat := testCatalog()
+	db := sqlitetest.Open(t)
+	a := newAgent(t, db, cat, cat)
+	r1 := turn(t, a, "t", "3 comedy movies")
+	if len(r1.Titles) == 0 || r1.Titles[0].Title != "Comedy 28" {
+		t.Fatalf("first turn = %v", ids(r1))
+	}
+	model := a.Model.(*offline.Model)
+	a.Fallback = model
+	// After the rejection Comedy 28 is excluded: a model's reply naming it
+	// must not reach the user.
+	a.Model = struct {
+		memento.RequestUnderstander
+		memento.ReplyWriter
+	}{model, fixedReply("Comedy 28 is still my favourite.")}
+	r2 := turn(t, a, "t", "not those")
+	if strings.Contains(r2.Reply, "Comedy 28") {
+		t.Errorf("reply names an excluded title: %q", r2.Reply)
+	}
+	for _, ti := range r2.Titles {
+		if !strings.Contains(r2.Reply, ti.Title) {
+			t.Errorf("fallback reply %q does not name %q", r2.Reply, ti.Title)
+		}
+	}
+}
+
+type fixedReply string
+
+func (f fixedReply) WriteReply(context.Context, memento.ReplyInput) (string, error) { return string(f), nil }

@@ -132,7 +132,34 @@ func RegisterChat(ag *agent.Agent, threads memento.ThreadService, log memento.Me
 			out.Body.Messages = nonNilSlice(msgs)
 			return out, nil
 		})
+		huma.Register(api, huma.Operation{
+			OperationID: "setThreadContext", Method: http.MethodPut, Path: "/v1/users/{user}/threads/{thread}/context",
+			Summary: "Replace a thread's active context", Tags: []string{"agent"},
+			Description: "Edits the memory the next turn starts from, as removing a constraint chip in the web UI does.",
+			Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
+		}, func(ctx context.Context, in *setContextInput) (*setContextOutput, error) {
+			sc := memento.Scope{Tenant: in.tenant(), User: in.User}
+			if err := threads.SetThreadContext(ctx, sc, in.Thread, in.Body); err != nil {
+				return nil, Error(ctx, s.Logger, err)
+			}
+			st, err := threads.ThreadState(ctx, sc, in.Thread)
+			if err != nil {
+				return nil, Error(ctx, s.Logger, err)
+			}
+			return &setContextOutput{Body: st.Context}, nil
+		})
 	}
+}
+
+type setContextInput struct {
+	tenantHeader
+	User   string `path:"user"`
+	Thread string `path:"thread"`
+	Body   memento.ActiveContext
+}
+
+type setContextOutput struct {
+	Body memento.ActiveContext
 }
 
 func nonNilSlice[T any](s []T) []T {

@@ -70,3 +70,44 @@ func TestChatAndSummaries(t *testing.T) {
 		t.Errorf("thread = %d %v", code, body)
 	}
 }
+
+func TestSetThreadContext(t *testing.T) {
+	db := sqlitetest.Open(t)
+	cat := catalog.New([]memento.Title{
+		{ID: "a", Title: "Alpha", Type: "movie", Year: 2012, Genres: []string{"Comedy"}},
+		{ID: "b", Title: "Beta", Type: "movie", Year: 1990, Genres: []string{"Drama"}},
+	})
+	ag := &agent.Agent{Catalog: cat, Threads: db, Model: offline.New(offline.Options{})}
+	ts := testServer(t, func(s *mhttp.Server) {
+		s.Catalog = cat
+		s.Routes = append(s.Routes, mhttp.RegisterChat(ag, db, db))
+	})
+	put := func(path, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(http.MethodPut, ts.URL+path, bytes.NewBufferString(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	if code, _ := put("/v1/users/ana/threads/none/context", `{"genres":[],"titleType":"","minYear":null,"maxYear":null,"people":[],"freeText":"","isAdult":false,"count":3,"excludedTitleIds":[]}`); code != 404 {
+		t.Errorf("unknown thread: %d, want 404", code)
+	}
+	post(t, ts.URL+"/v1/chat", `{"user":"ana","thread":"t1","message":"comedy movies from 2010 onward"}`)
+	if code, body := put("/v1/users/ana/threads/t1/context", `{"genres":[],"titleType":"","minYear":2020,"maxYear":2010,"people":[],"freeText":"","isAdult":false,"count":3,"excludedTitleIds":[]}`); code != 400 {
+		t.Errorf("reversed years: %d %v, want 400", code, body)
+	}
+	// Removing the genre and year chips widens the next turn.
+	code, body := put("/v1/users/ana/threads/t1/context", `{"genres":[],"titleType":"movie","minYear":null,"maxYear":null,"people":[],"freeText":"","isAdult":false,"count":3,"excludedTitleIds":[]}`)
+	if code != 200 || len(body["genres"].([]any)) != 0 {
+		t.Fatalf("set context = %d %v", code, body)
+	}
+	_, body = post(t, ts.URL+"/v1/chat", `{"user":"ana","thread":"t1","message":"different ones"}`)
+	if n := len(body["titles"].([]any)); n != 1 || body["titles"].([]any)[0].(map[string]any)["id"] != "b" {
+		t.Errorf("after removing the chips the next turn shows %v, want the drama", body["titles"])
+	}
+}

@@ -82,6 +82,9 @@ func (a *App) Agent(ctx context.Context) (*agent.Agent, error) {
 		Model:   model,
 		Logger:  a.Logger,
 		Jobs:    a.turnJobs,
+		// The offline writer steps in when a model's reply names a title
+		// the answer does not show.
+		Fallback: offline.New(offline.Options{}),
 	}
 	return a.agent, nil
 }
