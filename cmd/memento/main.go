@@ -204,6 +204,7 @@ func (m *Main) commands() *cobra.Command {
 		m.chatCommand(),
 		m.replayCommand(),
 		m.evalCommand(),
+		m.llmCommand(),
 	)
 	return root
 }

@@ -18,7 +18,11 @@ func (a *App) Model(ctx context.Context) (memento.LanguageModel, error) {
 	}
 	switch a.Config.LLM.Provider {
 	case "openai":
-		m, err := openai.New(a.openaiConfig(), openai.WithRegisterer(a.Registry), openai.WithLogger(a.Logger))
+		opts := []openai.Option{openai.WithRegisterer(a.Registry), openai.WithLogger(a.Logger)}
+		if cat, err := a.Catalog(ctx); err == nil {
+			opts = append(opts, openai.WithGenres(cat.Genres()))
+		}
+		m, err := openai.New(a.openaiConfig(), opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -41,7 +45,11 @@ func (a *App) Embedder(ctx context.Context) (memento.Embedder, error) {
 	}
 	switch a.Config.Embed.Provider {
 	case "openai":
-		e, err := openai.NewEmbedder(a.openaiConfig())
+		if m, ok := a.model.(*openai.Model); ok && m.Embedder() != nil {
+			a.embedder = m.Embedder()
+			break
+		}
+		e, err := openai.NewEmbedder(a.openaiConfig(), openai.WithRegisterer(a.Registry), openai.WithLogger(a.Logger))
 		if err != nil {
 			return nil, err
 		}

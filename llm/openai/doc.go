@@ -15,7 +15,9 @@
 // Timeout, MaxRetries, Concurrency, EmbedDim and StructuredOutput have
 // defaults (60s, 4, 4, learned, auto). New builds a Model, NewEmbedder a
 // stand-alone Embedder; Model.Embedder returns the one a Model builds when
-// EmbedModel is set. Model.Check is `memento llm check`.
+// EmbedModel is set. Model.Check is `memento llm check`. Options add a
+// Prometheus registerer, a logger, and the catalog's genre vocabulary
+// (WithGenres), which grounds UnderstandRequest's genres.
 //
 // # How a task call flows
 //
@@ -36,7 +38,8 @@
 //
 // The reply is parsed tolerantly: reasoning in <think> tags, code fences
 // and prose around the first JSON object are skipped. The object is
-// validated against the schema (types, required fields, enums, bounds) and
+// validated against the schema (types, required fields, enums, bounds;
+// unknown fields are dropped and enum values matched ignoring case) and
 // against the task's own rules (a rejection needs a reason, a summary has a
 // length, each fact gets one attribute). When that fails, one repair
 // request shows the model its reply and the problem. A second failure is an

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,10 @@ type Model struct {
 	c        *caller
 	prompts  *prompts
 	embedder *Embedder
+	// genres is the catalog's genre vocabulary, sorted, and genreKey maps
+	// each genre's lower case to it.
+	genres   []string
+	genreKey map[string]string
 	// objectMode is set once the server has turned json_schema down (or
 	// the config asks for JSON object mode) and stays set.
 	objectMode atomic.Bool
@@ -52,7 +57,14 @@ func New(cfg Config, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new openai model: %w", err)
 	}
-	m := &Model{cfg: cfg, c: c, prompts: p}
+	m := &Model{cfg: cfg, c: c, prompts: p, genreKey: map[string]string{}}
+	for _, g := range o.genres {
+		if g = strings.TrimSpace(g); g != "" && m.genreKey[strings.ToLower(g)] == "" {
+			m.genreKey[strings.ToLower(g)] = g
+			m.genres = append(m.genres, g)
+		}
+	}
+	slices.Sort(m.genres)
 	m.objectMode.Store(cfg.StructuredOutput == StructuredJSONObject)
 	if cfg.EmbedModel != "" {
 		m.embedder = &Embedder{cfg: cfg, c: c, batch: o.embedBatch}
@@ -94,7 +106,7 @@ type completion struct {
 // complete sends one chat completion asking for output that matches
 // schema. In auto mode a server that refuses response_format json_schema
 // switches the Model to JSON object mode for good and is asked again.
-func (m *Model) complete(ctx context.Context, task Task, msgs []chatMessage, schema *Schema) (*completion, error) {
+func (m *Model) complete(ctx context.Context, task Task, msgs []chatMessage, schema *jsonSchema) (*completion, error) {
 	schemaJSON, err := json.Marshal(schema)
 	if err != nil {
 		return nil, fmt.Errorf("openai %s: marshal schema: %w", task, err)
@@ -133,7 +145,7 @@ func (m *Model) complete(ctx context.Context, task Task, msgs []chatMessage, sch
 
 // params builds the request. In JSON object mode the schema goes into the
 // system prompt, since the server will not enforce it.
-func (m *Model) params(task Task, msgs []chatMessage, schema *Schema, schemaJSON []byte, objectMode bool) (oai.ChatCompletionNewParams, error) {
+func (m *Model) params(task Task, msgs []chatMessage, schema *jsonSchema, schemaJSON []byte, objectMode bool) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(m.cfg.Model)}
 	for _, msg := range msgs {
 		switch msg.role {
@@ -197,7 +209,7 @@ func soft(format string, args ...any) error { return softError{fmt.Errorf(format
 // output; on unusable output it sends one repair request showing the model
 // its reply and the problem. check enforces the rules of the task a schema
 // cannot say; it may return soft errors.
-func run[T any](ctx context.Context, m *Model, task Task, data any, schema *Schema, check func(*T) error) (_ *T, _ *completion, err error) {
+func run[T any](ctx context.Context, m *Model, task Task, data any, schema *jsonSchema, check func(*T) error) (_ *T, _ *completion, err error) {
 	m.c.acct.call(task)
 	defer func() {
 		if err != nil {
@@ -244,7 +256,7 @@ func run[T any](ctx context.Context, m *Model, task Task, data any, schema *Sche
 
 // decode reads a T out of the model's reply. On a broken soft rule it
 // returns the decoded value with the error.
-func decode[T any](comp *completion, schema *Schema, check func(*T) error) (*T, error) {
+func decode[T any](comp *completion, schema *jsonSchema, check func(*T) error) (*T, error) {
 	if strings.TrimSpace(comp.content) == "" && comp.refusal != "" {
 		return nil, fmt.Errorf("the model refused: %s", comp.refusal)
 	}
@@ -259,7 +271,8 @@ func decode[T any](comp *completion, schema *Schema, check func(*T) error) (*T, 
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("the JSON object is malformed: %v", err)
 	}
-	if err := validate(schema, v, "$"); err != nil {
+	v, err = validate(schema, v, "$")
+	if err != nil {
 		return nil, fmt.Errorf("the JSON does not match the schema: %w", err)
 	}
 	// Unknown fields were dropped by validate; decode what is left.
@@ -307,7 +320,7 @@ type CheckResult struct {
 // server cannot be used, EINTERNAL when it rejects the request.
 func (m *Model) Check(ctx context.Context) (*CheckResult, error) {
 	start := m.c.clock.Now()
-	out, comp, err := run(ctx, m, TaskCheck, nil, checkSchema(), func(v *checkOutput) error {
+	_, comp, err := run(ctx, m, TaskCheck, nil, checkSchema(), func(v *checkOutput) error {
 		if !v.OK {
 			return errors.New(`ok must be true`)
 		}
@@ -316,7 +329,6 @@ func (m *Model) Check(ctx context.Context) (*CheckResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = out
 	r := &CheckResult{
 		BaseURL:          m.cfg.BaseURL,
 		Model:            comp.model,

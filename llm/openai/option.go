@@ -24,6 +24,7 @@ type options struct {
 	clock      memento.Clock
 	logger     *slog.Logger
 	embedBatch int
+	genres     []string
 }
 
 func buildOptions(opts []Option) options {
@@ -104,6 +105,13 @@ func WithEmbedBatch(n int) Option {
 			o.embedBatch = n
 		}
 	}
+}
+
+// WithGenres gives the catalog's genre vocabulary to UnderstandRequest: the
+// prompt lists it, strict output can only choose from it (up to 200
+// genres), and any other genre the model names is dropped.
+func WithGenres(genres []string) Option {
+	return func(o *options) { o.genres = genres }
 }
 
 // sleepContext waits for d or until ctx is done.

@@ -78,7 +78,7 @@ func TestValidate(t *testing.T) {
 			if err := json.Unmarshal([]byte(tt.doc), &v); err != nil {
 				t.Fatal(err)
 			}
-			err := validate(schema, v, "$")
+			_, err := validate(schema, v, "$")
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Errorf("validate = %v, want nil", err)
@@ -90,10 +90,22 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+	t.Run("enum case is normalised", func(t *testing.T) {
+		var v any
+		_ = json.Unmarshal([]byte(`{"name":"x","kind":" FACT","sign":1,"strength":1,"mode":"Older","tags":[]}`), &v)
+		got, err := validate(schema, v, "$")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := got.(map[string]any)
+		if m["kind"] != "fact" || m["mode"] != "older" {
+			t.Errorf("kind, mode = %v, %v; want fact, older", m["kind"], m["mode"])
+		}
+	})
 	t.Run("unknown fields are removed", func(t *testing.T) {
 		var v any
 		_ = json.Unmarshal([]byte(`{"name":"x","kind":"fact","sign":1,"strength":1,"tags":[],"extra":true}`), &v)
-		if err := validate(schema, v, "$"); err != nil {
+		if _, err := validate(schema, v, "$"); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := v.(map[string]any)["extra"]; ok {
@@ -187,14 +199,14 @@ func BenchmarkExtractObject(b *testing.B) {
 }
 
 func BenchmarkValidate(b *testing.B) {
-	schema := understandSchema()
+	schema := understandSchema(nil)
 	doc := []byte(`{"search":true,"replace":false,"reject":false,"genres":["Science Fiction"],"titleType":"movie","minYear":1990,"maxYear":1999,"yearShift":null,"people":null,"freeText":null,"isAdult":null,"count":5,"recognised":true,"question":null}`)
 	for b.Loop() {
 		var v any
 		if err := json.Unmarshal(doc, &v); err != nil {
 			b.Fatal(err)
 		}
-		if err := validate(schema, v, "$"); err != nil {
+		if _, err := validate(schema, v, "$"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+
+	"github.com/memento-ai/memento"
 )
 
 // promptFS holds one template file per task, each defining a "system" and a
@@ -67,7 +69,29 @@ var promptFuncs = template.FuncMap{
 	"first": func(n int, s []string) []string {
 		return s[:min(n, len(s))]
 	},
-	"weight": func(w float64) string { return fmt.Sprintf("%+.2f", w) },
+	"weight":      func(w float64) string { return fmt.Sprintf("%+.2f", w) },
+	"constraints": constraints,
+}
+
+// contextView is the active context as a prompt shows it: the constraints,
+// and only the number of excluded titles, whose ids mean nothing to a model
+// and can run to hundreds.
+type contextView struct {
+	Genres         []string `json:"genres"`
+	TitleType      string   `json:"titleType"`
+	MinYear        *int     `json:"minYear"`
+	MaxYear        *int     `json:"maxYear"`
+	People         []string `json:"people"`
+	FreeText       string   `json:"freeText"`
+	IsAdult        bool     `json:"isAdult"`
+	Count          int      `json:"count"`
+	ExcludedTitles int      `json:"excludedTitles"`
+}
+
+func constraints(c memento.ActiveContext) contextView {
+	c.Normalize()
+	return contextView{Genres: c.Genres, TitleType: c.TitleType, MinYear: c.MinYear, MaxYear: c.MaxYear,
+		People: c.People, FreeText: c.FreeText, IsAdult: c.IsAdult, Count: c.Count, ExcludedTitles: len(c.ExcludedTitleIDs)}
 }
 
 // render fills the task's templates with data.
@@ -106,7 +130,7 @@ func execute(tmpl *template.Template, name string, data any) (string, error) {
 // objectModeInstructions is appended to the system prompt when the server
 // only promises a JSON object: the schema it would otherwise enforce is
 // spelled out for the model instead.
-func objectModeInstructions(schema *Schema) (string, error) {
+func objectModeInstructions(schema *jsonSchema) (string, error) {
 	b, err := json.MarshalIndent(schema, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("marshal schema: %w", err)

@@ -38,7 +38,7 @@ func goldenInputs() map[Task]any {
 	}
 	merge := memento.MergeInput{Attribute: goldenSchema[0], Current: "likes westerns", Fact: memento.Fact{Text: "does not like horror", Negated: true}, RepairNote: "Keep westerns."}
 	return map[Task]any{
-		TaskUnderstand: memento.UnderstandInput{Message: "Make it older, and only with Jodie Foster.", Context: ctx, Summary: "The user wants 90s science fiction movies.", LastShown: shown},
+		TaskUnderstand: understandData{UnderstandInput: memento.UnderstandInput{Message: "Make it older, and only with Jodie Foster.", Context: ctx, Summary: "The user wants 90s science fiction movies.", LastShown: shown}},
 		TaskSentinel: struct {
 			Message string
 			Schema  []memento.AttributeSpec
@@ -98,6 +98,20 @@ func TestPromptsGolden(t *testing.T) {
 			checkGolden(t, string(task), got)
 		})
 	}
+	t.Run("understand_request with genres", func(t *testing.T) {
+		in := understandData{UnderstandInput: memento.UnderstandInput{Message: "Some sci-fi comedies", Context: memento.NewActiveContext()},
+			Genres: []string{"Comedy", "Drama", "Science Fiction"}}
+		pr, err := p.render(TaskUnderstand, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema, err := json.MarshalIndent(understandSchema(in.Genres).Properties[3].schema, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := "## system\n" + pr.System + "\n\n## user\n" + pr.User + "\n\n## schema of genres\n" + string(schema) + "\n"
+		checkGolden(t, "understand_request_genres", got)
+	})
 	t.Run("repair", func(t *testing.T) {
 		got, err := p.renderRepair(errors.New(`the JSON does not match the schema: $.facts[0] is missing the required field "text".`))
 		if err != nil {
@@ -136,8 +150,8 @@ func checkGolden(t *testing.T, name, got string) {
 // strict structured output: an object root, every object closed and
 // requiring all its properties, nullable enums listing null.
 func TestSchemasAreStrict(t *testing.T) {
-	var walk func(path string, s *Schema)
-	walk = func(path string, s *Schema) {
+	var walk func(path string, s *jsonSchema)
+	walk = func(path string, s *jsonSchema) {
 		if slices.Contains(s.Type, "object") {
 			if !s.Closed {
 				t.Errorf("%s: object is not closed", path)
@@ -145,7 +159,7 @@ func TestSchemasAreStrict(t *testing.T) {
 			var names []string
 			for _, p := range s.Properties {
 				names = append(names, p.Name)
-				walk(path+"."+p.Name, p.Schema)
+				walk(path+"."+p.Name, p.schema)
 			}
 			if !slices.Equal(names, s.Required) {
 				t.Errorf("%s: required %v, want every property %v", path, s.Required, names)

@@ -9,35 +9,39 @@ import (
 	"strings"
 )
 
-// Schema is the subset of JSON Schema the task outputs are described in:
+// jsonSchema is the subset of JSON Schema the task outputs are described in:
 // types (a nullable field lists "null" too), object properties in a fixed
 // order, required properties, additionalProperties false, array items,
 // enums and numeric bounds. It is what OpenAI's strict structured output
 // accepts, and small enough to validate by hand, which the package does
 // for servers that only promise a JSON object.
-type Schema struct {
+type jsonSchema struct {
 	Type        []string
 	Description string
 	// Properties keep their order when marshalled: a model writes fields in
 	// schema order, so reasons come before verdicts.
-	Properties []Property
+	Properties []property
 	Required   []string
 	// Closed marshals as additionalProperties: false.
 	Closed  bool
-	Items   *Schema
+	Items   *jsonSchema
 	Enum    []any
 	Minimum *float64
 	Maximum *float64
+	// openEnum makes the enum guidance for the model only: validate maps a
+	// value onto it when it can and otherwise leaves the value to the
+	// task's own check.
+	openEnum bool
 }
 
-// Property is one named property of an object schema.
-type Property struct {
+// property is one named property of an object schema.
+type property struct {
 	Name   string
-	Schema *Schema
+	schema *jsonSchema
 }
 
 // MarshalJSON writes the schema as JSON Schema, properties in order.
-func (s *Schema) MarshalJSON() ([]byte, error) {
+func (s *jsonSchema) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	first := true
@@ -95,7 +99,7 @@ func (s *Schema) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-type orderedProperties []Property
+type orderedProperties []property
 
 func (ps orderedProperties) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -107,7 +111,7 @@ func (ps orderedProperties) MarshalJSON() ([]byte, error) {
 		k, _ := json.Marshal(p.Name)
 		b.Write(k)
 		b.WriteByte(':')
-		v, err := p.Schema.MarshalJSON()
+		v, err := p.schema.MarshalJSON()
 		if err != nil {
 			return nil, err
 		}
@@ -120,31 +124,26 @@ func (ps orderedProperties) MarshalJSON() ([]byte, error) {
 // Schema builders. Every object is closed and requires all its properties,
 // as strict structured output demands; optional values are nullable.
 
-func object(props ...Property) *Schema {
-	s := &Schema{Type: []string{"object"}, Properties: props, Closed: true, Required: []string{}}
+func object(props ...property) *jsonSchema {
+	s := &jsonSchema{Type: []string{"object"}, Properties: props, Closed: true, Required: []string{}}
 	for _, p := range props {
 		s.Required = append(s.Required, p.Name)
 	}
 	return s
 }
 
-func prop(name string, s *Schema) Property { return Property{Name: name, Schema: s} }
+func prop(name string, s *jsonSchema) property { return property{Name: name, schema: s} }
 
-func describe(s *Schema, desc string) *Schema {
-	s.Description = desc
-	return s
-}
-
-func str() *Schema     { return &Schema{Type: []string{"string"}} }
-func boolean() *Schema { return &Schema{Type: []string{"boolean"}} }
-func integer() *Schema { return &Schema{Type: []string{"integer"}} }
-func number() *Schema  { return &Schema{Type: []string{"number"}} }
-func array(items *Schema) *Schema {
-	return &Schema{Type: []string{"array"}, Items: items}
+func str() *jsonSchema     { return &jsonSchema{Type: []string{"string"}} }
+func boolean() *jsonSchema { return &jsonSchema{Type: []string{"boolean"}} }
+func integer() *jsonSchema { return &jsonSchema{Type: []string{"integer"}} }
+func number() *jsonSchema  { return &jsonSchema{Type: []string{"number"}} }
+func array(items *jsonSchema) *jsonSchema {
+	return &jsonSchema{Type: []string{"array"}, Items: items}
 }
 
 // nullable adds "null" to the types of s (and to its enum, if any).
-func nullable(s *Schema) *Schema {
+func nullable(s *jsonSchema) *jsonSchema {
 	s.Type = append(s.Type, "null")
 	if s.Enum != nil {
 		s.Enum = append(s.Enum, nil)
@@ -152,14 +151,14 @@ func nullable(s *Schema) *Schema {
 	return s
 }
 
-func enumOf[T any](s *Schema, values ...T) *Schema {
+func enumOf[T any](s *jsonSchema, values ...T) *jsonSchema {
 	for _, v := range values {
 		s.Enum = append(s.Enum, v)
 	}
 	return s
 }
 
-func between(s *Schema, lo, hi float64) *Schema {
+func between(s *jsonSchema, lo, hi float64) *jsonSchema {
 	s.Minimum, s.Maximum = &lo, &hi
 	return s
 }
@@ -167,14 +166,22 @@ func between(s *Schema, lo, hi float64) *Schema {
 // validate checks a decoded JSON value (as encoding/json decodes into any)
 // against s and returns the first problem, naming its path ("$.facts[1].text").
 // It is tolerant where models are sloppy but meaning is clear: unknown
-// properties of a closed object are dropped rather than refused, and a
-// missing property whose schema allows null counts as null.
-func validate(s *Schema, v any, path string) error {
+// properties of a closed object are dropped rather than refused, a missing
+// property whose schema allows null counts as null, and a string matching
+// an enum value but for case is replaced by that value. The value is
+// cleaned in place; validate returns the cleaned root.
+func validate(s *jsonSchema, v any, path string) (any, error) {
 	if !s.allows(v) {
-		return fmt.Errorf("%s must be %s, got %s", path, s.typeWords(), describeValue(v))
+		return nil, fmt.Errorf("%s must be %s, got %s", path, s.typeWords(), describeValue(v))
 	}
-	if s.Enum != nil && v != nil && !inEnum(s.Enum, v) {
-		return fmt.Errorf("%s must be one of %s, got %s", path, enumWords(s.Enum), describeValue(v))
+	if s.Enum != nil && v != nil {
+		canon, ok := matchEnum(s.Enum, v)
+		switch {
+		case ok:
+			v = canon
+		case !s.openEnum:
+			return nil, fmt.Errorf("%s must be one of %s, got %s", path, enumWords(s.Enum), describeValue(v))
+		}
 	}
 	switch v := v.(type) {
 	case map[string]any:
@@ -183,14 +190,16 @@ func validate(s *Schema, v any, path string) error {
 			known[p.Name] = true
 			pv, ok := v[p.Name]
 			if !ok {
-				if slices.Contains(s.Required, p.Name) && !slices.Contains(p.Schema.Type, "null") {
-					return fmt.Errorf("%s is missing the required field %q", path, p.Name)
+				if slices.Contains(s.Required, p.Name) && !slices.Contains(p.schema.Type, "null") {
+					return nil, fmt.Errorf("%s is missing the required field %q", path, p.Name)
 				}
 				continue
 			}
-			if err := validate(p.Schema, pv, path+"."+p.Name); err != nil {
-				return err
+			clean, err := validate(p.schema, pv, path+"."+p.Name)
+			if err != nil {
+				return nil, err
 			}
+			v[p.Name] = clean
 		}
 		if s.Closed {
 			for k := range v {
@@ -202,25 +211,27 @@ func validate(s *Schema, v any, path string) error {
 	case []any:
 		if s.Items != nil {
 			for i, item := range v {
-				if err := validate(s.Items, item, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-					return err
+				clean, err := validate(s.Items, item, fmt.Sprintf("%s[%d]", path, i))
+				if err != nil {
+					return nil, err
 				}
+				v[i] = clean
 			}
 		}
 	case float64:
 		if s.Minimum != nil && v < *s.Minimum {
-			return fmt.Errorf("%s must be at least %v, got %v", path, *s.Minimum, v)
+			return nil, fmt.Errorf("%s must be at least %v, got %v", path, *s.Minimum, v)
 		}
 		if s.Maximum != nil && v > *s.Maximum {
-			return fmt.Errorf("%s must be at most %v, got %v", path, *s.Maximum, v)
+			return nil, fmt.Errorf("%s must be at most %v, got %v", path, *s.Maximum, v)
 		}
 	}
-	return nil
+	return v, nil
 }
 
 // allows reports whether v has one of the schema's types; a schema without
 // types allows anything.
-func (s *Schema) allows(v any) bool {
+func (s *jsonSchema) allows(v any) bool {
 	if len(s.Type) == 0 {
 		return true
 	}
@@ -255,7 +266,7 @@ func (s *Schema) allows(v any) bool {
 	return false
 }
 
-func (s *Schema) typeWords() string {
+func (s *jsonSchema) typeWords() string {
 	words := make([]string, len(s.Type))
 	for i, t := range s.Type {
 		switch t {
@@ -270,18 +281,27 @@ func (s *Schema) typeWords() string {
 	return strings.Join(words, " or ")
 }
 
-func inEnum(enum []any, v any) bool {
+// matchEnum returns the enum value v stands for: v itself, or for a
+// string the value it equals ignoring case.
+func matchEnum(enum []any, v any) (any, bool) {
 	got, err := json.Marshal(v)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	for _, e := range enum {
 		want, err := json.Marshal(e)
 		if err == nil && bytes.Equal(got, want) {
-			return true
+			return v, true
 		}
 	}
-	return false
+	if str, ok := v.(string); ok {
+		for _, e := range enum {
+			if es, ok := e.(string); ok && strings.EqualFold(es, strings.TrimSpace(str)) {
+				return es, true
+			}
+		}
+	}
+	return nil, false
 }
 
 func enumWords(enum []any) string {

@@ -11,13 +11,26 @@ import (
 // noAttribute is what the attributor answers for a fact no attribute fits.
 const noAttribute = "NONE"
 
-func understandSchema() *Schema {
-	year := func() *Schema { return nullable(between(integer(), memento.MinYear, memento.MaxYear)) }
+// maxGenreEnum bounds the genre vocabulary put into the understanding
+// schema as an enum; a larger one is only listed in the prompt.
+const maxGenreEnum = 200
+
+// understandSchema restricts genres to the catalog's vocabulary when it is
+// known and small enough.
+func understandSchema(genres []string) *jsonSchema {
+	year := func() *jsonSchema { return nullable(between(integer(), memento.MinYear, memento.MaxYear)) }
+	genre := str()
+	if len(genres) > 0 && len(genres) <= maxGenreEnum {
+		genre = enumOf(str(), genres...)
+		// An unknown genre is dropped by UnderstandRequest, not worth
+		// failing the turn for.
+		genre.openEnum = true
+	}
 	return object(
 		prop("search", boolean()),
 		prop("replace", boolean()),
 		prop("reject", boolean()),
-		prop("genres", nullable(array(str()))),
+		prop("genres", nullable(array(genre))),
 		prop("titleType", nullable(enumOf(str(), memento.TypeMovie, memento.TypeTVSeries))),
 		prop("minYear", year()),
 		prop("maxYear", year()),
@@ -33,7 +46,7 @@ func understandSchema() *Schema {
 
 // verdictSchema puts the reason first: a model that writes its reasoning
 // before its verdict judges better.
-func verdictSchema() *Schema {
+func verdictSchema() *jsonSchema {
 	return object(prop("reason", str()), prop("ok", boolean()))
 }
 
@@ -42,7 +55,7 @@ type verdictOutput struct {
 	OK     bool   `json:"ok"`
 }
 
-func factsSchema() *Schema {
+func factsSchema() *jsonSchema {
 	return object(prop("facts", array(object(
 		prop("text", str()),
 		prop("negated", boolean()),
@@ -55,7 +68,7 @@ type factsOutput struct {
 
 // assignmentsSchema lists the schema's attribute names as an enum, so a
 // server with strict output cannot invent one.
-func assignmentsSchema(attrs []memento.AttributeSpec) *Schema {
+func assignmentsSchema(attrs []memento.AttributeSpec) *jsonSchema {
 	names := make([]string, 0, len(attrs)+1)
 	for _, a := range attrs {
 		names = append(names, a.Name)
@@ -74,19 +87,19 @@ type assignmentsOutput struct {
 	} `json:"assignments"`
 }
 
-func mergedSchema() *Schema { return object(prop("merged", str())) }
+func mergedSchema() *jsonSchema { return object(prop("merged", str())) }
 
 type mergedOutput struct {
 	Merged string `json:"merged"`
 }
 
-func summarySchema() *Schema { return object(prop("summary", str())) }
+func summarySchema() *jsonSchema { return object(prop("summary", str())) }
 
 type summaryOutput struct {
 	Summary string `json:"summary"`
 }
 
-func conceptsSchema() *Schema {
+func conceptsSchema() *jsonSchema {
 	return object(prop("concepts", array(object(
 		prop("concept", str()),
 		prop("sign", enumOf(integer(), -1, 1)),
@@ -105,20 +118,20 @@ const (
 	stanceOppose  = "oppose"
 )
 
-func clusterSchema() *Schema {
+func clusterSchema() *jsonSchema {
 	return object(
 		prop("description", str()),
 		prop("stances", array(enumOf(str(), stanceSupport, stanceOppose))),
 	)
 }
 
-func replySchema() *Schema { return object(prop("reply", str())) }
+func replySchema() *jsonSchema { return object(prop("reply", str())) }
 
 type replyOutput struct {
 	Reply string `json:"reply"`
 }
 
-func checkSchema() *Schema { return object(prop("ok", boolean())) }
+func checkSchema() *jsonSchema { return object(prop("ok", boolean())) }
 
 type checkOutput struct {
 	OK bool `json:"ok"`
@@ -126,10 +139,10 @@ type checkOutput struct {
 
 // schemaFor returns the output schema of a task for golden files and
 // tests; assign_attributes takes its enum from attrs.
-func schemaFor(task Task, attrs []memento.AttributeSpec) *Schema {
+func schemaFor(task Task, attrs []memento.AttributeSpec) *jsonSchema {
 	switch task {
 	case TaskUnderstand:
-		return understandSchema()
+		return understandSchema(nil)
 	case TaskSentinel, TaskReviewExtraction, TaskReviewMerge:
 		return verdictSchema()
 	case TaskExtractFacts:

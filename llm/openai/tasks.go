@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -27,14 +28,21 @@ const noReason = "The reviewer rejected this without saying why; check every ite
 
 // UnderstandRequest turns a user's turn into a change of the active
 // context. Empty genre and people lists mean "not mentioned", as models
-// write [] for null; reversed year bounds are swapped. Errors:
+// write [] for null; reversed year bounds are swapped; with WithGenres, a
+// genre outside the vocabulary costs one repair request and is then dropped. Errors:
 // EUNAVAILABLE when the server fails, EINTERNAL (an *OutputError) when its
 // output stays unusable.
 func (m *Model) UnderstandRequest(ctx context.Context, in memento.UnderstandInput) (*memento.Understanding, error) {
 	in.Context.Normalize()
-	u, _, err := run(ctx, m, TaskUnderstand, in, understandSchema(), func(u *memento.Understanding) error {
+	data := understandData{in, m.genres}
+	u, _, err := run(ctx, m, TaskUnderstand, data, understandSchema(m.genres), func(u *memento.Understanding) error {
 		if u.MinYear != nil && u.MaxYear != nil && *u.MinYear > *u.MaxYear {
 			return soft("minYear %d is after maxYear %d", *u.MinYear, *u.MaxYear)
+		}
+		for _, g := range u.Genres {
+			if len(m.genres) > 0 && m.genreKey[strings.ToLower(strings.TrimSpace(g))] == "" {
+				return soft("genre %q is not in the catalog's vocabulary; use only the genres listed", g)
+			}
 		}
 		return nil
 	})
@@ -44,15 +52,28 @@ func (m *Model) UnderstandRequest(ctx context.Context, in memento.UnderstandInpu
 	if u.MinYear != nil && u.MaxYear != nil && *u.MinYear > *u.MaxYear {
 		u.MinYear, u.MaxYear = u.MaxYear, u.MinYear
 	}
-	if len(u.Genres) == 0 {
-		u.Genres = nil
-	}
-	if len(u.People) == 0 {
-		u.People = nil
-	}
 	u.Genres, u.People = trimAll(u.Genres), trimAll(u.People)
+	if len(m.genres) > 0 {
+		known := u.Genres[:0]
+		for _, g := range u.Genres {
+			if canon := m.genreKey[strings.ToLower(g)]; canon != "" && !slices.Contains(known, canon) {
+				known = append(known, canon)
+			}
+		}
+		u.Genres = known
+		if len(u.Genres) == 0 {
+			u.Genres = nil
+		}
+	}
 	u.FreeText, u.Question = strings.TrimSpace(u.FreeText), strings.TrimSpace(u.Question)
 	return u, nil
+}
+
+// understandData is what the understanding prompt renders: the input and
+// the catalog's genre vocabulary, if known.
+type understandData struct {
+	memento.UnderstandInput
+	Genres []string
 }
 
 // WorthRemembering is the sentinel of the attribute pipeline. A blank

@@ -344,3 +344,31 @@ func TestInventedFactCase(t *testing.T) {
 		t.Errorf("%d scripted responses left unused", n)
 	}
 }
+
+// TestUnderstandGenres checks that WithGenres grounds genres in the
+// catalog's vocabulary: listed in the prompt, an enum in the schema, and
+// unknown ones dropped after one repair.
+func TestUnderstandGenres(t *testing.T) {
+	f := newFixture(t, nil, openai.WithGenres([]string{"Science Fiction", "Comedy", "comedy", " "}))
+	reply := map[string]any{"search": true, "replace": true, "reject": false, "genres": []string{"science fiction", "Space Opera"},
+		"titleType": nil, "minYear": nil, "maxYear": nil, "yearShift": nil, "people": nil,
+		"freeText": nil, "isAdult": nil, "count": 0, "recognised": true, "question": nil}
+	f.srv.EnqueueTask(string(openai.TaskUnderstand), llmtest.ChatJSON(reply), llmtest.ChatJSON(reply))
+	got, err := f.model.UnderstandRequest(context.Background(), memento.UnderstandInput{Message: "space opera sci-fi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Science Fiction"}, got.Genres); diff != "" {
+		t.Errorf("genres mismatch (-want +got):\n%s", diff)
+	}
+	req := f.chat(t, 0)
+	if !strings.Contains(req.Messages[0].Content, "which is exactly: Comedy, Science Fiction.") {
+		t.Errorf("system prompt does not list the vocabulary:\n%s", req.Messages[0].Content)
+	}
+	if !strings.Contains(string(req.ResponseFormat.JSONSchema.Schema), `"enum":["Comedy","Science Fiction"]`) {
+		t.Errorf("schema does not restrict genres: %s", req.ResponseFormat.JSONSchema.Schema)
+	}
+	if !strings.Contains(f.chat(t, 1).Messages[3].Content, `genre "Space Opera" is not in the catalog's vocabulary`) {
+		t.Error("repair request does not name the unknown genre")
+	}
+}
