@@ -15,15 +15,17 @@ const (
 type TitleQuery struct {
 	Genres    []string // any of them matches, or all of them with AllGenres
 	AllGenres bool
-	Type      string   // exact title type, such as "movie" or "tvSeries"
-	MinYear   int      // 0: no lower bound
-	MaxYear   int      // 0: no upper bound
-	People    []string // every one must be in the cast (case-insensitive)
-	Text      string   // free text, ranked by BM25 over title and plot
-	IsAdult   *bool    // nil: adult titles are left out unless asked for
-	Exclude   []string // title ids never returned
-	Page      int
-	Size      int
+	// ExcludeGenres leaves out every title with any of these genres.
+	ExcludeGenres []string
+	Type          string   // exact title type, such as "movie" or "tvSeries"
+	MinYear       int      // 0: no lower bound
+	MaxYear       int      // 0: no upper bound
+	People        []string // every one must be in the cast (case-insensitive)
+	Text          string   // free text, ranked by BM25 over title and plot
+	IsAdult       *bool    // nil: adult titles are left out unless asked for
+	Exclude       []string // title ids never returned
+	Page          int
+	Size          int
 }
 
 // TitlePage is one page of search results in a deterministic order:

@@ -21,12 +21,15 @@ type ActiveContext struct {
 	IsAdult          bool     `json:"isAdult"`
 	Count            int      `json:"count"`
 	ExcludedTitleIDs []string `json:"excludedTitleIds"`
+	// ExcludedGenres are genres the user turned down; no title of any of
+	// them is shown.
+	ExcludedGenres []string `json:"excludedGenres"`
 }
 
 // NewActiveContext returns an empty context with the default count and empty
 // (not nil) lists, as it is rendered to JSON.
 func NewActiveContext() ActiveContext {
-	return ActiveContext{Genres: []string{}, People: []string{}, Count: DefaultCount, ExcludedTitleIDs: []string{}}
+	return ActiveContext{Genres: []string{}, People: []string{}, Count: DefaultCount, ExcludedTitleIDs: []string{}, ExcludedGenres: []string{}}
 }
 
 // Normalize replaces nil lists with empty ones and a non-positive count with
@@ -41,6 +44,9 @@ func (c *ActiveContext) Normalize() {
 	if c.ExcludedTitleIDs == nil {
 		c.ExcludedTitleIDs = []string{}
 	}
+	if c.ExcludedGenres == nil {
+		c.ExcludedGenres = []string{}
+	}
 	if c.Count <= 0 {
 		c.Count = DefaultCount
 	}
@@ -52,6 +58,7 @@ func (c ActiveContext) Clone() ActiveContext {
 	out.Genres = slices.Clone(c.Genres)
 	out.People = slices.Clone(c.People)
 	out.ExcludedTitleIDs = slices.Clone(c.ExcludedTitleIDs)
+	out.ExcludedGenres = slices.Clone(c.ExcludedGenres)
 	if c.MinYear != nil {
 		v := *c.MinYear
 		out.MinYear = &v
@@ -66,7 +73,7 @@ func (c ActiveContext) Clone() ActiveContext {
 
 // HasConstraints reports whether any search constraint is set.
 func (c ActiveContext) HasConstraints() bool {
-	return len(c.Genres) > 0 || c.TitleType != "" || c.MinYear != nil || c.MaxYear != nil ||
+	return len(c.Genres) > 0 || len(c.ExcludedGenres) > 0 || c.TitleType != "" || c.MinYear != nil || c.MaxYear != nil ||
 		len(c.People) > 0 || c.FreeText != ""
 }
 

@@ -23,6 +23,10 @@ type Understanding struct {
 	// Genres, when not nil, replace the context's genres (catalog
 	// vocabulary, such as "Science Fiction").
 	Genres []string `json:"genres,omitempty"`
+	// ExcludeGenres, when not nil, are genres the user turned down ("not
+	// animated", "no horror"): they join the context's excluded genres and
+	// leave its genres.
+	ExcludeGenres []string `json:"excludeGenres,omitempty"`
 	// TitleType, when set, replaces the type ("movie" or "tvSeries").
 	TitleType string `json:"titleType,omitempty"`
 	// MinYear and MaxYear, when set, replace the year bounds.

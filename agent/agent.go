@@ -480,6 +480,9 @@ func Describe(ac memento.ActiveContext) string {
 	default:
 		b.WriteString(ac.TitleType + " titles")
 	}
+	if len(ac.ExcludedGenres) > 0 {
+		b.WriteString(" (no " + strings.ToLower(strings.Join(ac.ExcludedGenres, " or ")) + ")")
+	}
 	if len(ac.People) > 0 {
 		b.WriteString(" with " + strings.Join(ac.People, " and "))
 	}

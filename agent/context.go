@@ -40,6 +40,12 @@ func Apply(prev memento.ActiveContext, u memento.Understanding, shown []memento.
 	}
 	if u.Genres != nil {
 		next.Genres = dedupe(u.Genres)
+		// Asking for a genre again takes it off the turned-down list.
+		next.ExcludedGenres = slices.DeleteFunc(next.ExcludedGenres, func(g string) bool { return containsFold(next.Genres, g) })
+	}
+	if u.ExcludeGenres != nil {
+		next.ExcludedGenres = dedupe(append(next.ExcludedGenres, u.ExcludeGenres...))
+		next.Genres = slices.DeleteFunc(next.Genres, func(g string) bool { return containsFold(next.ExcludedGenres, g) })
 	}
 	if u.TitleType != "" {
 		next.TitleType = u.TitleType
@@ -153,13 +159,14 @@ func shiftNewer(c *memento.ActiveContext, shown []memento.Title, thisYear int) {
 // Query turns an active context into a catalog query for one page.
 func Query(c memento.ActiveContext, page, size int) memento.TitleQuery {
 	q := memento.TitleQuery{
-		Genres:  c.Genres,
-		Type:    c.TitleType,
-		People:  c.People,
-		Text:    c.FreeText,
-		Exclude: c.ExcludedTitleIDs,
-		Page:    page,
-		Size:    size,
+		Genres:        c.Genres,
+		ExcludeGenres: c.ExcludedGenres,
+		Type:          c.TitleType,
+		People:        c.People,
+		Text:          c.FreeText,
+		Exclude:       c.ExcludedTitleIDs,
+		Page:          page,
+		Size:          size,
 	}
 	if c.MinYear != nil {
 		q.MinYear = *c.MinYear
@@ -180,6 +187,10 @@ func copyInt(p *int) *int {
 	}
 	v := *p
 	return &v
+}
+
+func containsFold(list []string, s string) bool {
+	return slices.ContainsFunc(list, func(o string) bool { return strings.EqualFold(o, s) })
 }
 
 func dedupe(in []string) []string {

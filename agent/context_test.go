@@ -125,6 +125,18 @@ func TestApply(t *testing.T) {
 			want: ctxWith(func(c *memento.ActiveContext) { c.MinYear = yr(2016) }),
 		},
 		{
+			name: "a turned-down genre leaves the genres and is excluded",
+			prev: ctxWith(func(c *memento.ActiveContext) { c.Genres = []string{"Comedy", "Animated"} }),
+			u:    memento.Understanding{Search: true, Recognised: true, ExcludeGenres: []string{"Animated"}},
+			want: ctxWith(func(c *memento.ActiveContext) { c.Genres = []string{"Comedy"}; c.ExcludedGenres = []string{"Animated"} }),
+		},
+		{
+			name: "asking for an excluded genre again lifts the exclusion",
+			prev: ctxWith(func(c *memento.ActiveContext) { c.ExcludedGenres = []string{"Horror"} }),
+			u:    memento.Understanding{Search: true, Recognised: true, Genres: []string{"Horror"}},
+			want: ctxWith(func(c *memento.ActiveContext) { c.Genres = []string{"Horror"} }),
+		},
+		{
 			name: "count is honoured and kept",
 			prev: comedy2010,
 			u:    memento.Understanding{Search: true, Recognised: true, Count: 5},

@@ -20,11 +20,12 @@ type plan struct {
 	typ       int32    // type number, or -1 for any type
 	genreMask []uint64 // the query's genres as a bit set, nil for any genre
 	allGenres bool
-	people    []int32 // person numbers that must all be in the cast
-	adultOnly bool    // only adult titles (otherwise only non-adult ones)
-	terms     []int32 // free-text term numbers, nil without text
-	text      bool    // the query has free text
-	none      bool    // some constraint can never match
+	exclMask  []uint64 // genres no result may have, nil for none
+	people    []int32  // person numbers that must all be in the cast
+	adultOnly bool     // only adult titles (otherwise only non-adult ones)
+	terms     []int32  // free-text term numbers, nil without text
+	text      bool     // the query has free text
+	none      bool     // some constraint can never match
 	offset    int
 	size      int
 }
@@ -183,6 +184,15 @@ func (x *Index) plan(q memento.TitleQuery) (plan, error) {
 		p.none = true // no genre the catalog has, or all of them asked with one it lacks
 	}
 
+	for _, g := range q.ExcludeGenres {
+		if id, ok := x.genreIDs[normKey(CanonicalGenre(g))]; ok {
+			if p.exclMask == nil {
+				p.exclMask = make([]uint64, x.genreWords)
+			}
+			p.exclMask[id/64] |= 1 << (id % 64)
+		}
+	}
+
 	for _, name := range q.People {
 		k := normKey(name)
 		if k == "" {
@@ -271,6 +281,14 @@ func (x *Index) match(p *plan, s *scratch, d int32) bool {
 		}
 		if !any {
 			return false
+		}
+	}
+	if p.exclMask != nil {
+		bits := x.genreBits[int(d)*x.genreWords : (int(d)+1)*x.genreWords]
+		for i, m := range p.exclMask {
+			if bits[i]&m != 0 {
+				return false
+			}
 		}
 	}
 	if len(p.people) > 0 {

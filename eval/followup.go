@@ -90,7 +90,8 @@ type Turner interface {
 //
 // Criteria capture: after each user turn annotated CRI-A with a GENRE slot
 // whose value names a catalog genre, the active context the agent returns
-// must hold that genre.
+// must hold that genre, among its genres or, for a criterion that turns a
+// genre down ("maybe something not animated"), among its excluded genres.
 type FollowupResult struct {
 	Dialogues        int               `json:"dialogues"`
 	RejectTurns      int               `json:"rejectTurns"`
@@ -151,7 +152,8 @@ func Followup(ctx context.Context, t Turner, tenant string, dialogues []IARDDial
 					continue
 				}
 				res.CriteriaTurns++
-				got := responses[i].ActiveContext.Genres
+				ac := responses[i].ActiveContext
+				got := append(slices.Clone(ac.Genres), ac.ExcludedGenres...)
 				if containsAny(got, want) {
 					criteriaOK++
 				} else {

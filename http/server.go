@@ -91,6 +91,9 @@ func (s *Server) build() {
 	cfg.CreateHooks = nil // no $schema links in response bodies: the JSON shapes are contracts
 	cfg.OpenAPIPath = "/openapi"
 	cfg.RejectUnknownQueryParameters = true
+	// A body field a client leaves out takes its zero value: new fields
+	// never break old clients. Handlers validate what they need.
+	cfg.FieldsOptionalByDefault = true
 	s.api = humago.New(s.mux, cfg)
 
 	s.registerHealth()

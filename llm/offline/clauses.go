@@ -348,13 +348,13 @@ func canonicalTokens(ts []token) []token {
 	for i := 0; i < len(ts); {
 		done := false
 		for _, s := range factSynonyms {
-			ws := strings.Fields(s.from)
-			if matchAt(ts, i, ws) {
+			if matchSeq(ts, i, s.from) {
+				ws := strings.Count(s.from, " ") + 1
 				t := syn(s.to)
 				t.brk = ts[i].brk
 				t.paren = ts[i].paren
 				out = append(out, t)
-				i += len(ws)
+				i += ws
 				done = true
 				break
 			}

@@ -25,7 +25,9 @@ var rejectPhrases = []string{
 	"watched those", "watched these", "watched all", "watched both", "saw it", "saw that",
 	"saw them", "saw those", "saw these", "saw all", "saw both",
 	"not for me", "not my thing", "not my cup of tea", "not my taste", "not my style",
-	"boring", "look boring", "skip those", "skip these", "pass",
+	"look boring", "looks boring", "seem boring", "sound boring", "sounds boring", "all boring",
+	"skip those", "skip these", "pass", "seen the first", "seen the second", "seen the third",
+	"seen the last", "seen the top", "seen the fourth", "seen the fifth", "seen both",
 }
 
 // rejectVerbs followed by a pointer to the titles shown ("didn't like them")
@@ -42,7 +44,8 @@ var shownPointers = []string{
 	"any of those", "any of these", "either", "both", "all of them", "those ones", "these ones",
 	"the ones", "your suggestions", "your picks", "the suggestions", "the recommendations",
 	"those movies", "these movies", "those films", "these films", "those shows", "these shows",
-	"em",
+	"em", "the last one", "the first one", "the second one", "the third one", "the last two",
+	"the first two", "the last", "the first", "the other one", "the others",
 }
 
 // unseenMarkers before a "seen" phrase make it the opposite: not seen yet.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/memento-ai/memento"
 )
@@ -634,14 +633,6 @@ func covered(facts []memento.Fact, f memento.Fact) bool {
 		}
 	}
 	return false
-}
-
-// lowerFirst lower-cases the first letter of s.
-func lowerFirst(s string) string {
-	for i, r := range s {
-		return string(unicode.ToLower(r)) + s[i+len(string(r)):]
-	}
-	return s
 }
 
 // dropParens leaves out what was said in parentheses: "(2007)" after a

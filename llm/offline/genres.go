@@ -267,6 +267,7 @@ type genreHit struct {
 	genres  []string
 	at, n   int
 	negated bool
+	soft    bool // negated, but not turned down: "not only", "don't dislike"
 }
 
 // findGenres lists the genre phrases of toks in order, each marked negated
@@ -279,15 +280,16 @@ func (m *Model) findGenres(toks []token) []genreHit {
 			i++
 			continue
 		}
-		hits = append(hits, genreHit{genres: gs, at: i, n: n, negated: negatedAt(toks, i, n)})
+		neg := negatedAt(toks, i, n)
+		hits = append(hits, genreHit{genres: gs, at: i, n: n, negated: neg, soft: neg && softNegation(toks, i)})
 		i += n
 	}
 	return hits
 }
 
 // genreContextOK rejects genre words used in another sense: "the kids" in
-// "my kids are 5", "a short one", "war" in "Star Wars" (different word, so
-// never here) or "action" in "take action".
+// "the kids enjoyed it" (but not "for the kids"), "Star Wars", "watch
+// history" or "take action".
 func genreContextOK(toks []token, i, n int) bool {
 	w := toks[i].w
 	prev := ""
@@ -331,19 +333,6 @@ func genreContextOK(toks []token, i, n int) bool {
 		return toks[i].raw == "SF" || toks[i].raw == "sf"
 	}
 	return true
-}
-
-// canonicalGenre returns the lower-cased catalog genre a single concept
-// phrase names, if it is exactly a genre phrase ("sci-fi" -> "science
-// fiction"), using the full lexicon.
-func canonicalGenre(phrase string) (string, bool) {
-	ws := strings.Join(words(phrase), " ")
-	for _, e := range genreLexicon {
-		if e.phrase == ws && len(e.genres) == 1 {
-			return strings.ToLower(e.genres[0]), true
-		}
-	}
-	return "", false
 }
 
 // fullGenreTable is the whole lexicon regardless of any vocabulary, mapped

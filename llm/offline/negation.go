@@ -12,7 +12,7 @@ var negators = set(
 	"isn't", "aren't", "wasn't", "weren't", "can't", "cant", "cannot", "couldn't", "shouldn't",
 	"hate", "hates", "hated", "dislike", "dislikes", "disliked", "avoid", "avoiding", "skip",
 	"less", "fewer", "too", "nothing", "none", "tired", "sick", "against", "ain't", "nope",
-	"besides", "exclude", "detest", "loathe", "despise",
+	"besides", "exclude", "detest", "loathe", "despise", "enough",
 )
 
 // negationBreakers end a negation's reach when scanning back from a word.
@@ -90,3 +90,26 @@ func isPositiveNegation(toks []token, j int) bool {
 // moodAdjectives are genre words that describe a title's effect, which "a
 // bit" turns into a complaint.
 var moodAdjectives = set("scary", "creepy", "spooky", "frightening", "terrifying", "dramatic", "romantic", "violent")
+
+// softNegation reports a negated phrase that still does not turn its genre
+// down: "not only comedies" widens the search, and a double negation ("I
+// don't dislike horror", "I wouldn't mind horror") is a mild yes. Such a
+// genre leaves the genres in force but never becomes an excluded genre.
+func softNegation(toks []token, i int) bool {
+	negs := 0
+	for j, steps := i-1, 0; j >= 0 && steps < 6; j, steps = j-1, steps+1 {
+		if toks[j+1].brk != 0 {
+			break
+		}
+		w := toks[j].w
+		if (w == "only" || w == "just" || w == "solely" || w == "exclusively") && j > 0 && toks[j-1].w == "not" {
+			return true
+		}
+		if w == "mind" || w == "against" {
+			negs++
+		} else if negators[w] && !isPositiveNegation(toks, j) {
+			negs++
+		}
+	}
+	return negs >= 2
+}

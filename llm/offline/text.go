@@ -223,26 +223,15 @@ func (p *phraseTable[T]) add(phrase string, v T) {
 // toks[i] that does not cross a clause boundary.
 func (p *phraseTable[T]) match(toks []token, i int) (T, int, bool) {
 	var zero T
+	if i < 0 || i >= len(toks) {
+		return zero, 0, false
+	}
 	for _, e := range p.byFirst[toks[i].w] {
 		if matchAt(toks, i, e.words) {
 			return e.val, len(e.words), true
 		}
 	}
 	return zero, 0, false
-}
-
-// has reports whether the table holds the exact phrase.
-func (p *phraseTable[T]) has(phrase string) bool {
-	ws := words(phrase)
-	if len(ws) == 0 {
-		return false
-	}
-	for _, e := range p.byFirst[ws[0]] {
-		if equalWords(e.words, ws) {
-			return true
-		}
-	}
-	return false
 }
 
 // matchAt reports whether ws occur at toks[i:] without crossing a clause
@@ -259,16 +248,31 @@ func matchAt(toks []token, i int, ws []string) bool {
 	return true
 }
 
-// matchSeq is matchAt for words written as a phrase.
+// matchSeq is matchAt for lower-case words written as a phrase with single
+// spaces. It splits the phrase as it goes, without allocating.
 func matchSeq(toks []token, i int, phrase string) bool {
-	return matchAt(toks, i, strings.Fields(phrase))
+	if i < 0 {
+		return false
+	}
+	k := 0
+	for phrase != "" {
+		var w string
+		w, phrase, _ = strings.Cut(phrase, " ")
+		if w == "" {
+			continue
+		}
+		if i+k >= len(toks) || toks[i+k].w != w || (k > 0 && toks[i+k].brk != 0) {
+			return false
+		}
+		k++
+	}
+	return k > 0
 }
 
 // containsSeq reports whether the phrase occurs anywhere in toks.
 func containsSeq(toks []token, phrase string) bool {
-	ws := strings.Fields(phrase)
 	for i := range toks {
-		if matchAt(toks, i, ws) {
+		if matchSeq(toks, i, phrase) {
 			return true
 		}
 	}
@@ -382,18 +386,4 @@ func joinList(items []string, conj string) string {
 		return items[0] + " " + conj + " " + items[1]
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
-}
-
-// clauseOf numbers the clauses of toks: a token gets a new clause number
-// whenever punctuation precedes it.
-func clauseOf(toks []token) []int {
-	out := make([]int, len(toks))
-	c := 0
-	for i, t := range toks {
-		if i > 0 && t.brk != 0 {
-			c++
-		}
-		out[i] = c
-	}
-	return out
 }

@@ -26,9 +26,10 @@ func (m *Model) UnderstandRequest(ctx context.Context, in memento.UnderstandInpu
 type request struct {
 	genres    []string // positive genres, in order, without repeats
 	negGenres []string // genres the turn turns down
+	excluded  []string // the genres it turns down outright (not "not only X")
 	anyGenre  bool     // "any genre": drop the genre constraint
 	people    []string
-	negPeople bool
+	negPeople []string
 	years     yearSpec
 	titleType string
 	count     int
@@ -79,6 +80,17 @@ func (m *Model) understand(in memento.UnderstandInput) *memento.Understanding {
 		if r.additive {
 			u.People = unionFold(cur.People, r.people)
 		}
+	} else if len(r.negPeople) > 0 && len(cur.People) > 0 {
+		// "not Tom Hanks": take them out of the people in force.
+		rest := slices.DeleteFunc(slices.Clone(cur.People), func(p string) bool {
+			return slices.ContainsFunc(r.negPeople, func(n string) bool { return strings.EqualFold(n, p) })
+		})
+		if len(rest) < len(cur.People) {
+			u.People = rest
+		}
+	}
+	if len(r.excluded) > 0 {
+		u.ExcludeGenres = r.excluded
 	}
 	u.TitleType = r.titleType
 	if r.years.min != 0 {
@@ -93,7 +105,7 @@ func (m *Model) understand(in memento.UnderstandInput) *memento.Understanding {
 	u.Count = r.count
 	u.Reject = r.reject
 
-	constrained := u.Genres != nil || u.People != nil || u.TitleType != "" || u.MinYear != nil ||
+	constrained := u.Genres != nil || u.ExcludeGenres != nil || u.People != nil || u.TitleType != "" || u.MinYear != nil ||
 		u.MaxYear != nil || u.YearShift != "" || u.FreeText != "" || u.IsAdult != nil || u.Count > 0
 	switch {
 	case r.reject || constrained:
@@ -103,7 +115,7 @@ func (m *Model) understand(in memento.UnderstandInput) *memento.Understanding {
 		u.Question = msg
 	case r.asks:
 		u.Search, u.Recognised = true, true
-	case len(r.negGenres) > 0 || r.negPeople:
+	case len(r.negGenres) > 0 || len(r.negPeople) > 0:
 		// A turn that only turns something down is understood; with
 		// nothing in force there is nothing to search again.
 		u.Recognised = true
@@ -127,6 +139,9 @@ func (m *Model) read(msg string, toks []token) request {
 		for _, g := range h.genres {
 			if h.negated {
 				r.negGenres = appendNew(r.negGenres, g)
+				if !h.soft {
+					r.excluded = appendNew(r.excluded, g)
+				}
 			} else {
 				r.genres = appendNew(r.genres, g)
 			}
@@ -135,11 +150,12 @@ func (m *Model) read(msg string, toks []token) request {
 	// A genre both asked for and turned down ("horror but not too
 	// scary") stays asked for; one only turned down is dropped.
 	r.negGenres = slices.DeleteFunc(r.negGenres, func(g string) bool { return slices.Contains(r.genres, g) })
+	r.excluded = slices.DeleteFunc(r.excluded, func(g string) bool { return slices.Contains(r.genres, g) })
 	r.anyGenre = hasAny(toks, anyGenreList)
 	people := m.findPeople(toks)
 	for _, p := range people {
 		if p.negated {
-			r.negPeople = true
+			r.negPeople = appendNew(r.negPeople, p.name)
 		} else {
 			r.people = appendNew(r.people, p.name)
 		}
@@ -211,6 +227,9 @@ func matchAny(toks []token, i int, list [][]string) int {
 // isReject reports whether the turn turns down or has already seen the
 // titles just shown.
 func isReject(toks []token) bool {
+	if len(toks) == 0 {
+		return false
+	}
 	if toks[0].w == "no" && (len(toks) == 1 || toks[1].brk != 0) && !saysUnseen(toks) {
 		return true // a bare "No." (but "No, never seen it" answers a question)
 	}
@@ -506,8 +525,8 @@ var countUnits = set("year", "years", "yr", "yrs", "minutes", "minute", "min", "
 
 // countLeads before a number make it a count.
 var countLeads = set("exactly", "just", "only", "top", "about", "around", "roughly", "maybe",
-	"me", "us", "recommend", "suggest", "list", "pick", "find", "want", "need", "first", "best",
-	"another", "give", "show", "discover", "get", "least", "most", "max", "up", "some")
+	"me", "us", "recommend", "suggest", "list", "pick", "find", "want", "need", "another",
+	"give", "show", "discover", "get", "least", "most", "max", "up", "some")
 
 // findCount reads how many titles the turn asks for, 0 when it does not say.
 func findCount(toks []token) int {
@@ -540,12 +559,20 @@ func findCount(toks []token) int {
 		if i+1 < len(toks) && toks[i+1].brk == 0 {
 			next = toks[i+1].w
 		}
+		if prev == "the" {
+			continue // "the first two", "the two of them": titles shown
+		}
+		if i+1 < len(toks) && toks[i+1].hyph && toks[i+1].brk == 0 {
+			if _, ok := number(toks[i+1].w); ok {
+				next = "or" // "3-4 movies" is "3 or 4 movies"
+			}
+		}
 		if countUnits[next] && !(next == "or" || next == "to") {
 			continue
 		}
 		if next == "or" || next == "to" {
 			// "3 or 4 movies": take the larger; "2 to 3 hours": a unit.
-			if i+2 < len(toks) && toks[i+2].brk == 0 {
+			if i+2 < len(toks) && (toks[i+2].brk == 0 || toks[i+1].hyph && toks[i+1].w != "or") {
 				if n2, ok := number(toks[i+2].w); ok && followsCountNoun(toks, i+2) {
 					return clampCount(max(n, n2))
 				}

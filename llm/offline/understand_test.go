@@ -25,20 +25,31 @@ func genres(g ...string) func(*memento.Understanding) {
 	}
 	return func(x *memento.Understanding) { x.Genres = g }
 }
+func excl(g ...string) func(*memento.Understanding) {
+	return func(x *memento.Understanding) { x.ExcludeGenres = g }
+}
 func people(p ...string) func(*memento.Understanding) {
 	return func(x *memento.Understanding) { x.People = p }
 }
-func minY(y int) func(*memento.Understanding) { return func(x *memento.Understanding) { x.MinYear = &y } }
-func maxY(y int) func(*memento.Understanding) { return func(x *memento.Understanding) { x.MaxYear = &y } }
+func minY(y int) func(*memento.Understanding) {
+	return func(x *memento.Understanding) { x.MinYear = &y }
+}
+func maxY(y int) func(*memento.Understanding) {
+	return func(x *memento.Understanding) { x.MaxYear = &y }
+}
 func years(lo, hi int) func(*memento.Understanding) {
 	return func(x *memento.Understanding) { x.MinYear, x.MaxYear = &lo, &hi }
 }
 func shift(s string) func(*memento.Understanding) {
 	return func(x *memento.Understanding) { x.YearShift = s }
 }
-func free(s string) func(*memento.Understanding) { return func(x *memento.Understanding) { x.FreeText = s } }
+func free(s string) func(*memento.Understanding) {
+	return func(x *memento.Understanding) { x.FreeText = s }
+}
 func count(n int) func(*memento.Understanding) { return func(x *memento.Understanding) { x.Count = n } }
-func adult(v bool) func(*memento.Understanding) { return func(x *memento.Understanding) { x.IsAdult = &v } }
+func adult(v bool) func(*memento.Understanding) {
+	return func(x *memento.Understanding) { x.IsAdult = &v }
+}
 
 var (
 	movie   = func(x *memento.Understanding) { x.TitleType = memento.TypeMovie }
@@ -252,15 +263,33 @@ func TestUnderstandRequest(t *testing.T) {
 		// Negated genres never become constraints.
 		{"not only comedies", empty, noSearch("")},
 		{"not only comedies", shown, u(genres())},
-		{"I don't want horror", empty, noSearch("")},
-		{"no horror please", empty, noSearch("")},
-		{"anything but horror", empty, noSearch("")},
+		{"I don't want horror", empty, u(excl("Horror"))},
+		{"no horror please", empty, u(excl("Horror"))},
+		{"anything but horror", empty, u(excl("Horror"))},
 		{"I don't dislike horror", empty, noSearch("")},
-		{"comedies, not horror", empty, u(genres("Comedy"))},
-		{"I don't really like horror movies what about thrillers", empty, u(genres("Thriller"))},
+		{"comedies, not horror", empty, u(genres("Comedy"), excl("Horror"))},
+		{"I don't really like horror movies what about thrillers", empty, u(genres("Thriller"), excl("Horror"))},
 		{"horror but not too scary", empty, u(genres("Horror"))},
-		{"nothing animated", empty, noSearch("")},
-		{"maybe something not animated", empty, noSearch("")},
+		{"nothing animated", empty, u(excl("Animated"))},
+		{"maybe something not animated", empty, u(excl("Animated"))},
+		{"enough comedies, give me a drama", shown, u(replace, genres("Drama"), excl("Comedy"))},
+		{"comedies are boring", shown, u(genres(), excl("Comedy"))},
+		{"no Tom Hanks", empty, noSearch("")},
+
+		// Negated and title years never become constraints either.
+		{"nothing from the 80s", empty, unknown},
+		{"not from the 90s", empty, unknown},
+		{"not before 2000", empty, u(minY(2000))},
+		{"no older than 2015", empty, u(minY(2015))},
+		{"no later than 1999", empty, u(maxY(1999))},
+		{"2001: A Space Odyssey", empty, unknown},
+		{"Something like Blade Runner 2049", empty, unknown},
+		{"I was overweight in my early 20s", empty, unknown},
+		{"cult classics", empty, unknown},
+		{"I've seen the first two", shown, u(reject)},
+		{"I didn't like the last one", shown, u(reject)},
+		{"3-4 movies please", empty, u(movie, count(4))},
+		{"2 or 3 comedies", empty, u(genres("Comedy"), count(3))},
 
 		// Requests in real users' words.
 		{"Hi can you help me find a movie to watch", empty, u(movie)},
@@ -342,5 +371,36 @@ func TestUnderstandCancelled(t *testing.T) {
 	cancel()
 	if _, err := newTestModel(t).UnderstandRequest(ctx, memento.UnderstandInput{Message: "comedies"}); err == nil {
 		t.Error("UnderstandRequest with a cancelled context: got no error")
+	}
+}
+
+// TestModelConcurrentUse runs every task from several goroutines at once;
+// with -race it checks that a Model and an Embedder share no mutable state.
+func TestModelConcurrentUse(t *testing.T) {
+	m := newTestModel(t)
+	e := NewEmbedder(64)
+	ctx := context.Background()
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i, msg := range benchMessages {
+				if _, err := m.UnderstandRequest(ctx, memento.UnderstandInput{Message: msg, Context: memento.NewActiveContext()}); err != nil {
+					t.Error(err)
+				}
+				if _, err := m.ExtractFacts(ctx, memento.ExtractInput{Message: msg}); err != nil {
+					t.Error(err)
+				}
+				if _, err := m.ExtractPreferences(ctx, msg); err != nil {
+					t.Error(err)
+				}
+				if _, err := e.Embed(ctx, []string{msg, benchMessages[(i+1)%len(benchMessages)]}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
 	}
 }

@@ -22,10 +22,13 @@ var decadeWords = map[string]int{
 // Words before a year that make it a lower bound, an exclusive lower bound,
 // an exclusive upper bound or an inclusive upper bound.
 var (
-	fromWords   = []string{"since", "starting", "starting in", "starting from", "beginning", "no earlier than", "not before", "as of"}
-	afterWords  = []string{"after", "post", "later than", "newer than", "more recent than", "younger than"}
-	beforeWords = []string{"before", "pre", "prior to", "older than", "earlier than"}
-	untilWords  = []string{"until", "till", "up to", "up until", "through", "thru", "no later than", "not after", "by"}
+	// Negated bounds, read before the plain ones they contain.
+	notBeforeWords = []string{"not before", "no earlier than", "not earlier than", "no older than", "not older than"}
+	notAfterWords  = []string{"not after", "no later than", "not later than", "no newer than", "not newer than"}
+	fromWords      = []string{"since", "starting", "starting in", "starting from", "beginning", "as of"}
+	afterWords     = []string{"after", "post", "later than", "newer than", "more recent than", "younger than"}
+	beforeWords    = []string{"before", "pre", "prior to", "older than", "earlier than"}
+	untilWords     = []string{"until", "till", "up to", "up until", "through", "thru", "by"}
 	// Words after a year that make it a lower or an upper bound.
 	onwardWords  = []string{"onward", "onwards", "on", "forward", "forwards", "and up", "or later", "and later", "or newer", "and newer", "or after", "and after", "and beyond", "or more recent", "and more recent", "plus"}
 	earlierWords = []string{"or earlier", "and earlier", "or before", "and before", "or older", "and older", "and prior"}
@@ -80,7 +83,7 @@ func yearExpr(toks []token, i int) (lo, hi, n int, ok bool) {
 // decade reads "90s", "1990s", "90's" or "nineties" at toks[i].
 func decade(toks []token, i int) (lo, hi, n int, ok bool) {
 	w := toks[i].w
-	if possessiveBefore(toks, i) {
+	if possessiveBefore(toks, i) || (i > 0 && toks[i].brk == 0 && (toks[i-1].w == "early" || toks[i-1].w == "mid" || toks[i-1].w == "late") && possessiveBefore(toks, i-1)) {
 		// "in my twenties" is an age.
 		return 0, 0, 0, false
 	}
@@ -120,7 +123,7 @@ func precededBy(toks []token, i int, phrases []string) bool {
 		return false
 	}
 	for _, p := range phrases {
-		if matchSeq(toks, j-len(strings.Fields(p)), p) {
+		if matchSeq(toks, j-strings.Count(p, " ")-1, p) {
 			return true
 		}
 	}
@@ -172,7 +175,21 @@ func (m *Model) findYears(msg string, toks []token) yearSpec {
 				}
 			}
 		}
+		// A year that starts a title ("2001: A Space Odyssey") or ends one
+		// ("Blade Runner 2049") is not a constraint.
+		if n == 1 && len(toks[i].w) == 4 && (i > 0 && toks[i].brk == 0 && startsUpper(toks[i-1].raw) && toks[i-1].w != "i" ||
+			end < len(toks) && toks[end].brk == ':' && startsUpper(toks[end].raw)) {
+			i = end
+			continue
+		}
 		switch {
+		case precededBy(toks, i, notBeforeWords):
+			mins = append(mins, lo)
+		case precededBy(toks, i, notAfterWords):
+			maxs = append(maxs, hi)
+		case negatedAt(toks, i, n):
+			// "nothing from the 80s": a window to leave out, which the
+			// context cannot hold; set nothing rather than its opposite.
 		case precededBy(toks, i, afterWords):
 			mins = append(mins, hi+1)
 		case precededBy(toks, i, beforeWords):
@@ -253,7 +270,7 @@ func (m *Model) relativeYears(toks []token, now int) yearSpec {
 				recent = true
 			}
 		case "classic", "classics", "vintage", "oldies":
-			if !negatedAt(toks, i, 1) && !(i > 0 && toks[i-1].w == "modern") {
+			if !negatedAt(toks, i, 1) && !(i > 0 && toks[i].brk == 0 && newClassic[toks[i-1].w]) {
 				classic = true
 			}
 		case "old":
@@ -276,6 +293,10 @@ func (m *Model) relativeYears(toks []token, now int) yearSpec {
 	}
 	return ys
 }
+
+// newClassic words make "classic" say nothing of age: "cult classics",
+// "modern classics", "Christmas classics".
+var newClassic = set("modern", "cult", "instant", "future", "holiday", "christmas", "new", "recent", "comedy", "family")
 
 // describesTitles reports whether the adjective at toks[i] qualifies titles:
 // a title noun or a genre word follows within three words.
