@@ -335,4 +335,6 @@ func TestUngroundedReplyFallsBack(t *testing.T) {
 
 type fixedReply string
 
-func (f fixedReply) WriteReply(context.Context, memento.ReplyInput) (string, error) { return string(f), nil }
+func (f fixedReply) WriteReply(context.Context, memento.ReplyInput) (string, error) {
+	return string(f), nil
+}
