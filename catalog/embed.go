@@ -37,8 +37,8 @@ func Embedded() (*Index, error) {
 }
 
 // EmbeddedTitles returns a fresh copy of the default catalog's titles, in
-// the order of the embedded file, e.g. to write them out or merge them with
-// imported ones.
+// the order of the embedded file (year descending, then id), e.g. to write
+// them out or merge them with imported ones.
 func EmbeddedTitles() ([]memento.Title, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(embeddedData))
 	if err != nil {

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -120,6 +121,17 @@ func ReadFile(path, format string) ([]memento.Title, ImportReport, error) {
 	return titles, report, nil
 }
 
+// Load reads the catalog file at path in the given format (see ReadFile)
+// and indexes its titles, e.g. to serve an imported catalog instead of the
+// embedded one.
+func Load(path, format string) (*Index, ImportReport, error) {
+	titles, report, err := ReadFile(path, format)
+	if err != nil {
+		return nil, report, err
+	}
+	return New(titles), report, nil
+}
+
 var readers = map[string]func(io.Reader) ([]memento.Title, ImportReport, error){
 	FormatIMDb:      ReadIMDb,
 	FormatMovieLens: ReadMovieLens,
@@ -206,14 +218,30 @@ func (lr *lineReader) error() error {
 	if lr.err == nil || errors.Is(lr.err, io.EOF) {
 		return nil
 	}
-	return lr.err
+	return readError(lr.err)
+}
+
+// readError classifies an error reading a catalog file: a damaged or
+// truncated gzip stream is the user's to fix (EINVALID); anything else is
+// returned as it is.
+func readError(err error) error {
+	var corrupt flate.CorruptInputError
+	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &corrupt) {
+		return memento.WrapError(memento.EINVALID, err, "the file is damaged or truncated: %v", err)
+	}
+	return err
 }
 
 // cleanList trims every entry of list, drops blank ones and duplicates
 // (case-insensitively, keeping the first spelling), and never returns nil.
-// canon, if not nil, rewrites each entry first.
+// canon, if not nil, rewrites each entry first. It works in place: the
+// result shares list's backing array, which callers must own.
 func cleanList(list []string, canon func(string) string) []string {
-	out := make([]string, 0, len(list))
+	if list == nil {
+		return []string{}
+	}
+	out := list[:0]
 	var seen map[string]bool // only for long lists; short ones are scanned
 	if len(list) > 16 {
 		seen = make(map[string]bool, len(list))
@@ -242,6 +270,7 @@ next:
 		}
 		out = append(out, s)
 	}
+	clear(list[len(out):]) // let dropped strings be collected
 	return out
 }
 

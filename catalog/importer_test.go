@@ -3,8 +3,10 @@ package catalog
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,8 +85,8 @@ func TestReadIMDb(t *testing.T) {
 		{Line: 10, Reason: ReasonDup}, {Line: 14, Reason: ReasonRuntime}, {Line: 15, Reason: ReasonAdult},
 		{Line: 16, Reason: ReasonColumns},
 	}
-	for _, path := range []string{filepath.Join("testdata", "title.basics.tsv"), gzipFile(t, "title.basics.tsv")} {
-		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+	for name, path := range map[string]string{"plain": filepath.Join("testdata", "title.basics.tsv"), "gzipped": gzipFile(t, "title.basics.tsv")} {
+		t.Run(name, func(t *testing.T) {
 			got, report, err := ReadFile(path, FormatIMDb)
 			if err != nil {
 				t.Fatal(err)
@@ -119,8 +121,8 @@ func TestReadMovieLens(t *testing.T) {
 		{Line: 6, Reason: ReasonColumns}, {Line: 7, Reason: ReasonYear}, {Line: 9, Reason: ReasonID},
 		{Line: 13, Reason: ReasonDup}, {Line: 15, Reason: ReasonTitle},
 	}
-	for _, path := range []string{filepath.Join("testdata", "movies.csv"), gzipFile(t, "movies.csv")} {
-		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+	for name, path := range map[string]string{"plain": filepath.Join("testdata", "movies.csv"), "gzipped": gzipFile(t, "movies.csv")} {
+		t.Run(name, func(t *testing.T) {
 			got, report, err := ReadFile(path, FormatMovieLens)
 			if err != nil {
 				t.Fatal(err)
@@ -148,8 +150,8 @@ func TestReadJSONL(t *testing.T) {
 		{Line: 6, Reason: ReasonYear}, {Line: 7, Reason: ReasonTitle}, {Line: 8, Reason: ReasonDup},
 		{Line: 13, Reason: ReasonRuntime}, {Line: 14, Reason: ReasonJSON}, {Line: 15, Reason: ReasonJSON},
 	}
-	for _, path := range []string{filepath.Join("testdata", "titles.jsonl"), gzipFile(t, "titles.jsonl")} {
-		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+	for name, path := range map[string]string{"plain": filepath.Join("testdata", "titles.jsonl"), "gzipped": gzipFile(t, "titles.jsonl")} {
+		t.Run(name, func(t *testing.T) {
 			got, report, err := ReadFile(path, FormatJSONL)
 			if err != nil {
 				t.Fatal(err)
@@ -159,6 +161,37 @@ func TestReadJSONL(t *testing.T) {
 			}
 			checkReport(t, report, 14, 5, skipped)
 		})
+	}
+}
+
+func TestImportReportString(t *testing.T) {
+	_, report, err := ReadFile(filepath.Join("testdata", "titles.jsonl"), FormatJSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "jsonl: 14 rows, 5 imported, 9 skipped (bad json: 3, missing id: 1, missing title: 1, bad year: 2, bad runtime: 1, duplicate id: 1)"
+	if got := report.String(); got != want {
+		t.Errorf("String() = %q\nwant %q", got, want)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	x, report, err := Load(filepath.Join("testdata", "title.basics.tsv"), "IMDb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Len() != report.Imported || x.Len() != 7 {
+		t.Errorf("Len() = %d, imported %d, want 7", x.Len(), report.Imported)
+	}
+	page, err := x.Search(context.Background(), memento.TitleQuery{Type: "tvSeries", Genres: []string{"crime"}, Page: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Titles) != 1 || page.Titles[0].ID != "imdb:tt0903747" {
+		t.Errorf("search of the imported catalog = %v, want Breaking Bad", ids(page))
+	}
+	if _, _, err := Load(filepath.Join("testdata", "nope.csv"), FormatMovieLens); memento.ErrorCode(err) != memento.ENOTFOUND {
+		t.Errorf("Load of a missing file: %v, want ENOTFOUND", err)
 	}
 }
 
@@ -196,9 +229,28 @@ func TestReadLongLine(t *testing.T) {
 }
 
 func TestReadCorruptGzip(t *testing.T) {
-	_, _, err := ReadJSONL(bytes.NewReader([]byte{0x1f, 0x8b, 0, 0}))
-	if err == nil {
-		t.Fatal("ReadJSONL of a damaged gzip stream succeeded")
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write([]byte(strings.Repeat(`{"id":"a","title":"A"}`+"\n", 1000))); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole := buf.Bytes()
+	for name, data := range map[string][]byte{
+		"damaged header": {0x1f, 0x8b, 0, 0},
+		"truncated":      whole[:len(whole)/2],
+		"bad checksum":   append(slices.Clone(whole[:len(whole)-8]), 0, 0, 0, 0, 0, 0, 0, 0),
+	} {
+		t.Run(name, func(t *testing.T) {
+			for format, read := range readers {
+				_, _, err := read(bytes.NewReader(data))
+				if code := memento.ErrorCode(err); code != memento.EINVALID {
+					t.Errorf("%s: code = %q (%v), want EINVALID", format, code, err)
+				}
+			}
+		})
 	}
 }
 

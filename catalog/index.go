@@ -107,10 +107,10 @@ func New(titles []memento.Title) *Index {
 }
 
 // copyTitles copies titles without blank or repeated ids, sharing one
-// backing array for all genre and cast lists to keep allocations few.
+// backing array for all genre and cast lists to keep allocations few. It
+// marks the ids it keeps in x.byID; New numbers them after sorting.
 func (x *Index) copyTitles(in []memento.Title) []memento.Title {
 	out := make([]memento.Title, 0, len(in))
-	seen := make(map[string]bool, len(in))
 	strs := 0
 	for i := range in {
 		strs += len(in[i].Genres) + len(in[i].Cast)
@@ -123,10 +123,10 @@ func (x *Index) copyTitles(in []memento.Title) []memento.Title {
 	}
 	for i := range in {
 		t := in[i]
-		if strings.TrimSpace(t.ID) == "" || seen[t.ID] {
+		if _, seen := x.byID[t.ID]; seen || strings.TrimSpace(t.ID) == "" {
 			continue
 		}
-		seen[t.ID] = true
+		x.byID[t.ID] = -1
 		if t.Type == "" {
 			t.Type = memento.TypeMovie
 		}
@@ -159,14 +159,18 @@ func (x *Index) indexTypes() {
 
 func (x *Index) indexGenres() {
 	// The vocabulary first, sorted, so genre numbers follow names.
-	canonical := map[string]string{}
+	canonical := map[string]string{} // normKey -> the catalog's name
+	keyOf := map[string]string{}     // genre as a title spells it -> normKey
 	for d := range x.titles {
 		for _, g := range x.titles[d].Genres {
+			if _, ok := keyOf[g]; ok {
+				continue
+			}
 			c := CanonicalGenre(g)
-			if k := normKey(c); k != "" {
-				if _, ok := canonical[k]; !ok {
-					canonical[k] = c
-				}
+			k := normKey(c)
+			keyOf[g] = k
+			if _, ok := canonical[k]; !ok && k != "" {
+				canonical[k] = c
 			}
 		}
 	}
@@ -180,18 +184,11 @@ func (x *Index) indexGenres() {
 	x.genreWords = max(1, (len(keys)+63)/64)
 	x.genreBits = make([]uint64, len(x.titles)*x.genreWords)
 	x.byGenre = make([][]int32, len(keys))
-	spelled := map[string]int32{} // genre as a title spells it -> genre number
 	for d := range x.titles {
 		bits := x.genreBits[d*x.genreWords : (d+1)*x.genreWords]
 		for _, g := range x.titles[d].Genres {
-			id, ok := spelled[g]
-			if !ok {
-				if id, ok = x.genreIDs[normKey(CanonicalGenre(g))]; !ok {
-					id = -1
-				}
-				spelled[g] = id
-			}
-			if id < 0 || bits[id/64]&(1<<(id%64)) != 0 {
+			id, ok := x.genreIDs[keyOf[g]]
+			if !ok || bits[id/64]&(1<<(id%64)) != 0 {
 				continue
 			}
 			bits[id/64] |= 1 << (id % 64)
@@ -360,11 +357,12 @@ func (x *Index) indexTitleKeys() {
 			cmp.Compare(x.titles[b].Year, x.titles[a].Year),
 			cmp.Compare(a, b))
 	}
-	for _, docs := range x.titleKeys {
-		slices.SortFunc(docs, prefer)
-	}
-	for _, docs := range x.bareKeys {
-		slices.SortFunc(docs, prefer)
+	for _, keys := range []map[string][]int32{x.titleKeys, x.bareKeys} {
+		for _, docs := range keys {
+			if len(docs) > 1 {
+				slices.SortFunc(docs, prefer)
+			}
+		}
 	}
 }
 

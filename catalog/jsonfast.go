@@ -3,6 +3,8 @@ package catalog
 import (
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/memento-ai/memento"
 )
 
 // decodeTitleFast decodes one JSON line of the catalog format into j, for
@@ -28,15 +30,15 @@ func decodeTitleFast(line []byte, j *jsonTitle) bool {
 		}
 		switch string(key) {
 		case "id":
-			ok = d.stringValue(&j.ID)
+			ok = d.stringValue(&j.ID, nil)
 		case "title":
-			ok = d.stringValue(&j.Title)
+			ok = d.stringValue(&j.Title, nil)
 		case "type":
-			ok = d.stringValue(&j.Type)
+			ok = d.stringValue(&j.Type, commonNames)
 		case "overview":
-			ok = d.stringValue(&j.Overview)
+			ok = d.stringValue(&j.Overview, nil)
 		case "href":
-			ok = d.stringValue(&j.Href)
+			ok = d.stringValue(&j.Href, nil)
 		case "year":
 			ok = d.intValue(&j.Year)
 		case "endYear":
@@ -46,9 +48,9 @@ func decodeTitleFast(line []byte, j *jsonTitle) bool {
 		case "isAdult":
 			ok = d.boolValue(&j.IsAdult)
 		case "genres":
-			ok = d.stringsValue(&j.Genres)
+			ok = d.stringsValue(&j.Genres, commonNames)
 		case "cast":
-			ok = d.stringsValue(&j.Cast)
+			ok = d.stringsValue(&j.Cast, nil)
 		default:
 			return false
 		}
@@ -124,12 +126,28 @@ func (d *fastDecoder) rawString() ([]byte, bool) {
 	return nil, false
 }
 
+// commonNames interns the genre and type names that nearly every title
+// repeats, so decoding the catalog does not allocate each copy anew.
+var commonNames = func() map[string]string {
+	m := map[string]string{}
+	for g := range canonicalGenres {
+		m[g] = g
+	}
+	for _, t := range []string{memento.TypeMovie, memento.TypeTVSeries, "tvMiniSeries", "short", "tvMovie"} {
+		m[t] = t
+	}
+	return m
+}()
+
 // stringToken consumes a JSON string, escapes included, and returns it as
-// a Go string.
-func (d *fastDecoder) stringToken() (string, bool) {
+// a Go string, taken from intern when it is there.
+func (d *fastDecoder) stringToken(intern map[string]string) (string, bool) {
 	d.space()
 	start := d.i
 	if s, ok := d.rawString(); ok {
+		if v, ok := intern[string(s)]; ok {
+			return v, true
+		}
 		if !utf8.Valid(s) {
 			return "", false
 		}
@@ -157,11 +175,11 @@ func (d *fastDecoder) stringToken() (string, bool) {
 	return "", false
 }
 
-func (d *fastDecoder) stringValue(dst *string) bool {
+func (d *fastDecoder) stringValue(dst *string, intern map[string]string) bool {
 	if d.literal("null") {
 		return true
 	}
-	s, ok := d.stringToken()
+	s, ok := d.stringToken(intern)
 	*dst = s
 	return ok
 }
@@ -212,7 +230,7 @@ func (d *fastDecoder) boolValue(dst *bool) bool {
 }
 
 // stringsValue consumes an array of strings, or null.
-func (d *fastDecoder) stringsValue(dst *[]string) bool {
+func (d *fastDecoder) stringsValue(dst *[]string, intern map[string]string) bool {
 	if d.literal("null") {
 		*dst = nil
 		return true
@@ -226,7 +244,7 @@ func (d *fastDecoder) stringsValue(dst *[]string) bool {
 		return true
 	}
 	for {
-		s, ok := d.stringToken()
+		s, ok := d.stringToken(intern)
 		if !ok {
 			return false
 		}

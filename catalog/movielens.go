@@ -61,7 +61,7 @@ func ReadMovieLens(r io.Reader) ([]memento.Title, ImportReport, error) {
 			first = false
 			continue
 		} else if err != nil {
-			return nil, report, fmt.Errorf("read csv: %w", err)
+			return nil, report, fmt.Errorf("read csv: %w", readError(err))
 		}
 		line, _ := cr.FieldPos(0)
 		if first {

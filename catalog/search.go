@@ -353,11 +353,22 @@ func (x *Index) searchFilter(p *plan, s *scratch) (docs []int32, total int) {
 		}
 		total++
 	}
-	if driver != nil {
+	switch {
+	case driver != nil:
 		for _, d := range driver {
 			keep(d)
 		}
-	} else {
+	case p.genreMask != nil && x.genreWords == 1:
+		// Scanning the year range for genres: test each title's genre word
+		// in a tight loop first, which rejects most titles at about a
+		// nanosecond each.
+		m := p.genreMask[0]
+		for d, bits := range x.genreBits[p.lo:p.hi] {
+			if (p.allGenres && bits&m == m) || (!p.allGenres && bits&m != 0) {
+				keep(p.lo + int32(d))
+			}
+		}
+	default:
 		for d := p.lo; d < p.hi; d++ {
 			keep(d)
 		}

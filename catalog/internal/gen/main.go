@@ -32,6 +32,7 @@ func main() {
 // to embed.
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	fs.SetOutput(stdout)
 	src := fs.String("src", "../../shared/data/wikimovies", "folder of the movies-*.json.gz decade files")
 	out := fs.String("out", "data/titles.jsonl.gz", "gzipped JSON-lines file to write")
 	if err := fs.Parse(args); err != nil {
