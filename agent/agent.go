@@ -12,12 +12,14 @@ import (
 )
 
 // Paging limits of the search a turn runs: at least MinPages pages of
-// PageSize titles are read for ranking before the exclusions are known to
-// be satisfied, and never more than MaxPages.
+// PageSize titles are read, and more until CandidatePool unseen titles are
+// there to rank (so what the memory knows about the user can pick from a
+// real choice) or the catalog runs out, never more than MaxPages.
 const (
-	PageSize = 12
-	MinPages = 5
-	MaxPages = 50
+	PageSize      = 12
+	MinPages      = 5
+	CandidatePool = 240
+	MaxPages      = 50
 )
 
 // Model is what the agent asks of a language model.
@@ -265,7 +267,7 @@ func (a *Agent) find(ctx context.Context, s memento.Scope, ac memento.ActiveCont
 				candidates = append(candidates, t)
 			}
 		}
-		if res.Last || (page >= MinPages && len(candidates) >= ac.Count) {
+		if res.Last || (page >= MinPages && len(candidates) >= max(ac.Count, a.pool())) {
 			break
 		}
 	}
@@ -288,6 +290,15 @@ func (a *Agent) find(ctx context.Context, s memento.Scope, ac memento.ActiveCont
 		ranked = ranked[:ac.Count]
 	}
 	return ranked, nil
+}
+
+// pool is how many candidates a turn ranks: CandidatePool with scorers,
+// and one page's worth without (the catalog's order is then final).
+func (a *Agent) pool() int {
+	if len(a.Scorers) == 0 {
+		return 0
+	}
+	return CandidatePool
 }
 
 // Rank orders candidates by the catalog's order (a small prior that falls
@@ -314,21 +325,25 @@ func Rank(ctx context.Context, s memento.Scope, ac memento.ActiveContext, candid
 			drop[i] = drop[i] || sig.Drop
 		}
 	}
-	out := ranked[:0]
-	for i, r := range ranked {
+	order := make([]int, 0, len(ranked))
+	for i := range ranked {
 		if !drop[i] {
-			out = append(out, r)
+			order = append(order, i)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Ranked) int {
+	slices.SortStableFunc(order, func(a, b int) int {
 		switch {
-		case a.Score > b.Score:
+		case ranked[a].Score > ranked[b].Score:
 			return -1
-		case a.Score < b.Score:
+		case ranked[a].Score < ranked[b].Score:
 			return 1
 		}
 		return 0
 	})
+	out := make([]Ranked, len(order))
+	for i, j := range order {
+		out[i] = ranked[j]
+	}
 	return out, nil
 }
 
