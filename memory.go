@@ -198,6 +198,13 @@ type RunStep struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// MemoryBase is the current value of an attribute that a write was
+// computed from.
+type MemoryBase struct {
+	ID    string `json:"id"`
+	Value string `json:"value"`
+}
+
 // Supersession closes a current semantic value, the one with ID, at a time.
 type Supersession struct {
 	ID        string `json:"id"`
@@ -209,10 +216,11 @@ type Supersession struct {
 // record and the message's embedding for recall.
 type MemoryWrite struct {
 	Message Message
-	// Base maps each semantic attribute the run changes to the id of the
-	// current value it merged into ("" when there was none). The write
-	// fails with ECONFLICT when another value became current meanwhile.
-	Base map[string]string
+	// Base maps each semantic attribute the run changes to the current
+	// value it merged into (zero when there was none). The write fails
+	// with ECONFLICT when the current value is another one by then, or
+	// was edited.
+	Base map[string]MemoryBase
 	// Close are the current values superseded (or retracted) at
 	// Message.At.
 	Close []Supersession
@@ -223,6 +231,9 @@ type MemoryWrite struct {
 	// nil stores none.
 	Vector   []float32
 	Embedder string
+	// Checkpoint is the key of the run's graph checkpoint, deleted with
+	// the write since the stored run now marks the message as processed.
+	Checkpoint string
 }
 
 // MemoryWriter stores the results of pipeline runs.
@@ -389,6 +400,10 @@ type CandidateQuery struct {
 	// ExcludeThread leaves out the messages of a thread (the one a prompt
 	// already holds).
 	ExcludeThread string
+	// From and To, when set, also take the Keyword best matches among the
+	// items of that period (a message's time, a memory's validFrom), for
+	// a query that names a date.
+	From, To time.Time
 }
 
 // RecallStore hands recall its candidates, each set read in one snapshot.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -118,7 +119,7 @@ func MovieLens(ctx context.Context, o MovieLensOptions) (*MovieLensResult, error
 		return nil, err
 	}
 
-	users := slices.Sorted(mapsKeys(byUser))
+	users := slices.Sorted(maps.Keys(byUser))
 	train := make(map[int][]memento.Event, len(users))
 	held := make(map[int][]mlRating, len(users))
 	builder := profile.NewModelBuilder(o.Model)
@@ -284,16 +285,6 @@ func readRatings(path string, idx *catalog.Index) (map[int][]mlRating, error) {
 		return nil, memento.Errorf(memento.EINVALID, "%s has no ratings of the catalog's movies", path)
 	}
 	return out, nil
-}
-
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // memoryProfiles serves the profiles the evaluation learns, by user.

@@ -10,9 +10,20 @@ import (
 	"github.com/memento-ai/memento/prefs"
 )
 
+// The preference routes name the tenant header as a field of their own:
+// huma skips unexported embedded structs, so a tenantHeader embedded in an
+// input is never read.
 type preferencesInput struct {
-	tenantHeader
-	User string `path:"user" doc:"User id"`
+	Tenant string `header:"X-Memento-Tenant" doc:"Tenant of the request (default: default)"`
+	User   string `path:"user" doc:"User id"`
+}
+
+// prefScope is the scope of a request's tenant and user.
+func prefScope(tenant, user string) memento.Scope {
+	if tenant == "" {
+		tenant = memento.DefaultTenant
+	}
+	return memento.Scope{Tenant: tenant, User: user}
 }
 
 type preferencesOutput struct {
@@ -24,9 +35,9 @@ type preferenceClustersOutput struct {
 }
 
 type preferenceInput struct {
-	tenantHeader
-	User string `path:"user" doc:"User id"`
-	ID   string `path:"id" doc:"Preference id, such as pref_3f2a..."`
+	Tenant string `header:"X-Memento-Tenant" doc:"Tenant of the request (default: default)"`
+	User   string `path:"user" doc:"User id"`
+	ID     string `path:"id" doc:"Preference id, such as pref_3f2a..."`
 }
 
 // PreferencePatch is the body of PATCH /v1/users/{user}/preferences/{id}:
@@ -37,10 +48,10 @@ type PreferencePatch struct {
 }
 
 type patchPreferenceInput struct {
-	tenantHeader
-	User string `path:"user" doc:"User id"`
-	ID   string `path:"id" doc:"Preference id"`
-	Body PreferencePatch
+	Tenant string `header:"X-Memento-Tenant" doc:"Tenant of the request (default: default)"`
+	User   string `path:"user" doc:"User id"`
+	ID     string `path:"id" doc:"Preference id"`
+	Body   PreferencePatch
 }
 
 type preferenceOutput struct {
@@ -60,7 +71,7 @@ func RegisterPreferences(svc *prefs.Service) func(api huma.API, s *Server) {
 				"its kind (taste or fact), whether it has faded, how much evidence formed it, its cluster and its sources. " +
 				"The array has the shape of `memento prefs list --json`.",
 		}, func(ctx context.Context, in *preferencesInput) (*preferencesOutput, error) {
-			ps, err := svc.Preferences(ctx, memento.Scope{Tenant: in.tenant(), User: in.User})
+			ps, err := svc.Preferences(ctx, prefScope(in.Tenant, in.User))
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -73,7 +84,7 @@ func RegisterPreferences(svc *prefs.Service) func(api huma.API, s *Server) {
 				"a confidence and strength bucket (strong, mild, mixed) and a support/oppose stance per member. " +
 				"The array has the shape of `memento prefs clusters --json`.",
 		}, func(ctx context.Context, in *preferencesInput) (*preferenceClustersOutput, error) {
-			cs, err := svc.Clusters(ctx, memento.Scope{Tenant: in.tenant(), User: in.User})
+			cs, err := svc.Clusters(ctx, prefScope(in.Tenant, in.User))
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -87,7 +98,7 @@ func RegisterPreferences(svc *prefs.Service) func(api huma.API, s *Server) {
 			if in.Body.Weight == nil && in.Body.Concept == nil {
 				return nil, Error(ctx, s.Logger, memento.Errorf(memento.EINVALID, "a preference patch needs a weight or a concept"))
 			}
-			p, err := svc.Patch(ctx, memento.Scope{Tenant: in.tenant(), User: in.User}, in.ID, in.Body.Concept, in.Body.Weight)
+			p, err := svc.Patch(ctx, prefScope(in.Tenant, in.User), in.ID, in.Body.Concept, in.Body.Weight)
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -98,7 +109,7 @@ func RegisterPreferences(svc *prefs.Service) func(api huma.API, s *Server) {
 			Summary: "Forget a preference", Tags: []string{"preferences"}, DefaultStatus: http.StatusNoContent,
 			Errors: []int{http.StatusNotFound},
 		}, func(ctx context.Context, in *preferenceInput) (*struct{}, error) {
-			if err := svc.Delete(ctx, memento.Scope{Tenant: in.tenant(), User: in.User}, in.ID); err != nil {
+			if err := svc.Delete(ctx, prefScope(in.Tenant, in.User), in.ID); err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
 			return nil, nil

@@ -36,6 +36,9 @@ var web embed.FS
 type UI struct {
 	Threads  memento.ThreadService
 	Messages memento.MessageLog
+	// Events, when set, marks the titles of the latest answer the user
+	// already acted on (seen, liked, turned down), after a reload too.
+	Events memento.EventService
 	// Jobs, when set, lets the page see background work finish (a summary
 	// written, a memory learned) and refresh what it shows without a
 	// reload. Without it the page still works but refreshes only on
@@ -186,6 +189,8 @@ type cardView struct {
 	Genres   []string
 	Overview string
 	Why      []string
+	// What the user did about the title, from their events.
+	Watched, Liked, Disliked bool
 }
 
 func (h *uiHandler) page(w http.ResponseWriter, r *http.Request) {
@@ -328,9 +333,41 @@ func (h *uiHandler) conversation(ctx context.Context, sc memento.Scope, thread s
 			names = append(names, title.Title)
 		}
 		t.Text = StripTitleList(t.Text, names)
+		h.markActions(ctx, sc, t.Cards)
 		break
 	}
 	return v
+}
+
+// markActions sets what the user did about each card's title, the newest
+// of liked and disliked counting.
+func (h *uiHandler) markActions(ctx context.Context, sc memento.Scope, cards []cardView) {
+	if h.Events == nil || len(cards) == 0 {
+		return
+	}
+	events, err := h.Events.Events(ctx, sc)
+	if err != nil {
+		h.server.Logger.WarnContext(ctx, "list events for the web UI", "user", sc.User, "err", err)
+		return
+	}
+	index := map[string]*cardView{}
+	for i := range cards {
+		index[cards[i].ID] = &cards[i]
+	}
+	for _, e := range events {
+		c := index[e.TitleID]
+		if c == nil {
+			continue
+		}
+		switch e.Type {
+		case memento.EventWatched, memento.EventFinished:
+			c.Watched = true
+		case memento.EventLiked:
+			c.Liked, c.Disliked = true, false
+		case memento.EventDisliked:
+			c.Liked, c.Disliked = false, true
+		}
+	}
 }
 
 // activity reports the background work the page waits for. Latest is the
@@ -458,9 +495,9 @@ func NewThreadID() string {
 // label and, when the user may remove it, the field and value that
 // removing it clears.
 type Chip struct {
-	// Field is the ActiveContext field ("genres", "titleType", "minYear",
-	// "maxYear", "people", "freeText", "isAdult", "count",
-	// "excludedTitleIds").
+	// Field is the ActiveContext field ("genres", "excludedGenres",
+	// "titleType", "minYear", "maxYear", "people", "freeText", "isAdult",
+	// "count", "excludedTitleIds").
 	Field string
 	// Value is the list element to remove, for list fields.
 	Value string
@@ -477,8 +514,11 @@ func Chips(ac memento.ActiveContext) []Chip {
 	for _, g := range ac.Genres {
 		out = append(out, Chip{Field: "genres", Value: g, Label: g, Removable: true})
 	}
+	for _, g := range ac.ExcludedGenres {
+		out = append(out, Chip{Field: "excludedGenres", Value: g, Label: "no " + g, Removable: true})
+	}
 	if ac.TitleType != "" {
-		out = append(out, Chip{Field: "titleType", Label: TypeLabel(ac.TitleType) + "s only", Removable: true})
+		out = append(out, Chip{Field: "titleType", Label: typePlural(ac.TitleType) + " only", Removable: true})
 	}
 	if ac.MinYear != nil {
 		out = append(out, Chip{Field: "minYear", Label: "from " + strconv.Itoa(*ac.MinYear), Removable: true})
@@ -526,6 +566,16 @@ func TypeLabel(t string) string {
 		return "Title"
 	}
 	return t
+}
+
+// typePlural names many titles of a type, as a chip does ("Movies only").
+func typePlural(t string) string {
+	switch l := TypeLabel(t); {
+	case strings.HasSuffix(l, "series"):
+		return l
+	default:
+		return l + "s"
+	}
 }
 
 // Excerpt shortens text to at most n runes on a word boundary, with an

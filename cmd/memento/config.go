@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/pipeline"
 )
 
 // Config is every setting of the memento binary. Defaults come first, then
@@ -22,6 +23,8 @@ type Config struct {
 	LogLevel  string // debug, info, warn, error
 	LogFormat string // text or json
 	Catalog   string // a JSON-lines catalog used instead of the store's or the embedded one
+	Snapshot  string // serve --snapshot: file:///dir or s3://bucket/prefix (snapshot.go)
+	Schema    string // attribute schema: default, movie, generic or a JSON file (memory.go)
 	Tenant    string
 
 	LLM   LLMConfig
@@ -71,6 +74,8 @@ func (c *Config) envSettings() []envSetting {
 		{name: "MEMENTO_LOG_LEVEL", str: &c.LogLevel},
 		{name: "MEMENTO_LOG_FORMAT", str: &c.LogFormat},
 		{name: "MEMENTO_CATALOG", str: &c.Catalog},
+		{name: "MEMENTO_SNAPSHOT", str: &c.Snapshot},
+		{name: "MEMENTO_SCHEMA", str: &c.Schema},
 		{name: "MEMENTO_TENANT", str: &c.Tenant},
 		{name: "MEMENTO_LLM_PROVIDER", str: &c.LLM.Provider},
 		{name: "MEMENTO_LLM_BASE_URL", str: &c.LLM.BaseURL},
@@ -108,6 +113,7 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 func (c *Config) AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DB, "db", c.DB, "SQLite database file (MEMENTO_DB)")
 	fs.StringVar(&c.Catalog, "catalog", c.Catalog, "JSON-lines catalog file to use instead of the stored or embedded one (MEMENTO_CATALOG)")
+	fs.StringVar(&c.Schema, "schema", c.Schema, "attribute schema of the memory pipeline: default, movie, generic or a JSON file (MEMENTO_SCHEMA)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error (MEMENTO_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json (MEMENTO_LOG_FORMAT)")
 	fs.StringVar(&c.Tenant, "tenant", c.Tenant, "tenant the command acts for (MEMENTO_TENANT)")
@@ -159,6 +165,12 @@ func (c *Config) Validate() error {
 	}
 	if strings.TrimSpace(c.Tenant) == "" {
 		return memento.Errorf(memento.EINVALID, "--tenant (MEMENTO_TENANT) must not be empty")
+	}
+	if err := checkSnapshotURL(c.Snapshot); err != nil {
+		return err
+	}
+	if _, err := pipeline.LoadSchema(c.Schema); err != nil {
+		return memento.Errorf(memento.EINVALID, "--schema (MEMENTO_SCHEMA): %s", memento.ErrorMessage(err))
 	}
 	if c.Catalog != "" {
 		if _, err := os.Stat(c.Catalog); err != nil {

@@ -14,6 +14,8 @@ import (
 func (m *Main) evalCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "eval", Short: "Measure Memento on real data sets"}
 	cmd.AddCommand(m.evalFollowupCommand())
+	cmd.AddCommand(m.evalLocomoCommand())
+	cmd.AddCommand(m.evalMovielensCommand())
 	return cmd
 }
 

@@ -204,7 +204,13 @@ func (m *Main) commands() *cobra.Command {
 		m.chatCommand(),
 		m.replayCommand(),
 		m.evalCommand(),
+		m.benchCommand(),
+		m.prefsCommand(),
 		m.llmCommand(),
+		m.eventsCommand(),
+		m.profileCommand(),
+		m.snapshotCommand(),
+		m.ingestCommand(), m.memoriesCommand(), m.recallCommand(),
 	)
 	return root
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/llm/openai"
+	"github.com/memento-ai/memento/prefs"
 )
 
 // Model returns the configured language model, opening it on first use.
@@ -84,15 +85,25 @@ func (a *App) Agent(ctx context.Context) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	prefScorer, err := a.PrefsScorer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	profileScorer, err := a.profileScorer(ctx)
+	if err != nil {
+		return nil, err
+	}
 	a.agent = &agent.Agent{
 		Catalog: cat,
 		Threads: a.DB,
 		Model:   model,
 		Logger:  a.Logger,
 		Jobs:    a.turnJobs,
+		Scorers: []agent.Scorer{prefScorer, profileScorer},
 		// The offline writer steps in when a model's reply names a title
 		// the answer does not show.
 		Fallback: offline.New(offline.Options{}),
+		Memory:   a.agentMemory(ctx),
 	}
 	return a.agent, nil
 }
@@ -112,6 +123,9 @@ func (a *App) turnJobs(s memento.Scope, thread string, stored []memento.Message)
 // long-term memory adds its job kinds here.
 func (a *App) messageJobs(s memento.Scope, thread string, m memento.Message) []memento.JobRequest {
 	var jobs []memento.JobRequest
+	jobs = append(jobs, prefs.MessageJobs(s, thread, m)...)
+	jobs = append(jobs, a.profileMessageJobs(s, thread, m)...)
+	jobs = append(jobs, rememberJobs(s, thread, m)...)
 	_ = s
 	_ = thread
 	_ = m
@@ -130,6 +144,15 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	// Each background job kind is registered here, one line per kind.
 	sum := &agent.SummaryWorker{Threads: a.DB, Messages: a.DB, Model: model}
 	a.DB.Handle(memento.JobSummarise, sum.Handle, memento.JobOptions{})
+	if err := a.handlePrefsJobs(ctx); err != nil {
+		return err
+	}
+	if err := a.handleProfileJobs(ctx); err != nil {
+		return err
+	}
+	if err := a.handleRememberJobs(ctx); err != nil {
+		return err
+	}
 	if err := a.DB.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}

@@ -21,6 +21,7 @@ func (m *Main) serveCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&m.Config.Addr, "addr", m.Config.Addr, "address to listen on (MEMENTO_ADDR)")
+	cmd.Flags().StringVar(&m.Config.Snapshot, "snapshot", m.Config.Snapshot, "keep users' snapshots in file:///dir or s3://bucket/prefix, and restore unknown users from it (MEMENTO_SNAPSHOT)")
 	return cmd
 }
 
@@ -42,6 +43,14 @@ func (m *Main) serve(ctx context.Context) error {
 	if err := app.StartWorkers(ctx); err != nil {
 		return err
 	}
+	prefsSvc, err := app.Prefs(ctx)
+	if err != nil {
+		return err
+	}
+	snapshots, err := m.startSnapshots(ctx, app)
+	if err != nil {
+		return err
+	}
 	srv := &mhttp.Server{
 		Addr:     m.Config.Addr,
 		Version:  Version,
@@ -49,7 +58,14 @@ func (m *Main) serve(ctx context.Context) error {
 		Catalog:  cat,
 		Health:   map[string]memento.Pinger{"store": app.DB},
 		Registry: app.Registry,
-		Routes:   []func(huma.API, *mhttp.Server){mhttp.RegisterChat(ag, app.DB, app.DB)},
+		Routes: []func(huma.API, *mhttp.Server){
+			snapshots, // first: it wraps the routes after it
+			mhttp.RegisterChat(ag, app.DB, app.DB),
+			mhttp.RegisterProfile(app.profileRoutes()),
+			mhttp.RegisterPreferences(prefsSvc),
+			mhttp.RegisterUI(mhttp.UI{Threads: app.DB, Messages: app.DB, Events: app.DB, Jobs: app.DB}),
+			mhttp.RegisterMemory(app.memoryRoutes(ctx)),
+		},
 	}
 	if err := srv.Open(); err != nil {
 		return err

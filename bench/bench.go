@@ -1,0 +1,611 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/agent"
+	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/eval"
+	"github.com/memento-ai/memento/pipeline"
+	"github.com/memento-ai/memento/prefs"
+	"github.com/memento-ai/memento/recall"
+	"github.com/memento-ai/memento/sqlite"
+)
+
+// Defaults of Config: about 1.1 million memories.
+const (
+	DefaultUsers            = 10000
+	DefaultMemories         = 100
+	DefaultMeasuredUsers    = 100
+	DefaultMeasuredMemories = 1000
+	DefaultSamples          = 1000
+	DefaultPipelineMessages = 2000
+	DefaultDBSCANVectors    = 10000
+)
+
+// Config sizes a run. Zero values take the defaults.
+type Config struct {
+	// Users background users hold Memories memories each; they make the
+	// store big. Measured users (MeasuredUsers of MeasuredMemories each)
+	// are the ones every measurement reads and writes.
+	Users, Memories                 int
+	MeasuredUsers, MeasuredMemories int
+	// Samples is how many operations each latency measurement times
+	// (chat turns take a third of it, at least 30).
+	Samples int
+	// PipelineMessages is how many fresh messages the throughput
+	// measurements push through the pipeline.
+	PipelineMessages int
+	// DBSCANVectors is how many preference vectors are clustered.
+	DBSCANVectors int
+	// Seed makes the data and the order of operations reproducible.
+	Seed uint64
+	// Progress receives a progress bar while the store is built; nil
+	// shows none.
+	Progress io.Writer
+	// End is the time the synthetic histories end at; default now.
+	End time.Time
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Users, DefaultUsers)
+	def(&c.Memories, DefaultMemories)
+	def(&c.MeasuredUsers, DefaultMeasuredUsers)
+	def(&c.MeasuredMemories, DefaultMeasuredMemories)
+	def(&c.Samples, DefaultSamples)
+	def(&c.PipelineMessages, DefaultPipelineMessages)
+	def(&c.DBSCANVectors, DefaultDBSCANVectors)
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.End.IsZero() {
+		c.End = time.Now().UTC()
+	}
+	return c
+}
+
+// Validate rejects sizes that cannot make a run. Errors: EINVALID.
+func (c Config) Validate() error {
+	switch {
+	case c.Users < 0 || c.Memories < 0 || c.MeasuredUsers < 0 || c.MeasuredMemories < 0:
+		return memento.Errorf(memento.EINVALID, "users and memories must not be negative")
+	case c.Samples < 0 || c.PipelineMessages < 0 || c.DBSCANVectors < 0:
+		return memento.Errorf(memento.EINVALID, "samples, pipeline messages and DBSCAN vectors must not be negative")
+	}
+	return nil
+}
+
+// Turner answers a chat turn; *agent.Agent is one.
+type Turner interface {
+	Turn(ctx context.Context, tenant string, req agent.Request) (*agent.Response, error)
+}
+
+// Deps are the components a run measures, composed by the caller (the
+// memento binary composes them as `memento serve` does).
+type Deps struct {
+	DB       *sqlite.DB
+	Catalog  *catalog.Index
+	Embedder memento.Embedder
+	// Model runs the pipeline (the offline model for reproducible
+	// figures).
+	Model pipeline.Model
+	// Assembler builds the context of a prompt.
+	Assembler *recall.Assembler
+	// Agent answers chat turns; nil skips the measurement.
+	Agent Turner
+	// MessageJobs are the jobs every stored message gets (ingest
+	// acknowledgement stores them with the message, as the API does).
+	MessageJobs func(s memento.Scope, thread string, m memento.Message) []memento.JobRequest
+	// StartWorkers, when set, starts the background workers for the
+	// end-to-end queue throughput measurement; nil skips it.
+	StartWorkers func(ctx context.Context) error
+	Tenant       string
+}
+
+// Latency summarises the timings of one operation, in milliseconds.
+type Latency struct {
+	Samples int     `json:"samples"`
+	P50Ms   float64 `json:"p50Ms"`
+	P99Ms   float64 `json:"p99Ms"`
+	MeanMs  float64 `json:"meanMs"`
+	MaxMs   float64 `json:"maxMs"`
+	// Ms are the timings, for histograms.
+	Ms []float64 `json:"-"`
+}
+
+// Throughput is how fast messages went through.
+type Throughput struct {
+	Messages   int     `json:"messages"`
+	Seconds    float64 `json:"seconds"`
+	MsgsPerSec float64 `json:"msgsPerSec"`
+}
+
+// Scale says what the store held.
+type Scale struct {
+	Users              int     `json:"users"`
+	BackgroundUsers    int     `json:"backgroundUsers"`
+	BackgroundMemories int     `json:"backgroundMemories"`
+	MeasuredUsers      int     `json:"measuredUsers"`
+	MeasuredMemories   int     `json:"measuredMemories"`
+	Memories           int64   `json:"memories"`
+	Messages           int64   `json:"messages"`
+	Events             int64   `json:"events"`
+	Preferences        int64   `json:"preferences"`
+	Rows               int64   `json:"rows"`
+	BuildSeconds       float64 `json:"buildSeconds"`
+}
+
+// DBSCANResult is the clustering measurement.
+type DBSCANResult struct {
+	Vectors  int     `json:"vectors"`
+	Ms       float64 `json:"ms"`
+	Clusters int     `json:"clusters"`
+	Noise    int     `json:"noise"`
+}
+
+// Machine says where the figures were taken.
+type Machine struct {
+	CPUs          int     `json:"cpus"`
+	GoVersion     string  `json:"goVersion"`
+	OS            string  `json:"os"`
+	Arch          string  `json:"arch"`
+	MemTotalBytes int64   `json:"memTotalBytes,omitempty"`
+	Load1         float64 `json:"load1"`
+}
+
+// Result is the outcome of `memento bench`.
+type Result struct {
+	Scale           Scale        `json:"scale"`
+	ContextAssembly Latency      `json:"contextAssembly"`
+	ChatTurn        *Latency     `json:"chatTurn,omitempty"`
+	IngestAck       Latency      `json:"ingestAck"`
+	Pipeline        Throughput   `json:"pipeline"`
+	Queue           *Throughput  `json:"queue,omitempty"`
+	DBSCAN          DBSCANResult `json:"dbscan"`
+	CatalogSearch   Latency      `json:"catalogSearch"`
+	StoreBytes      int64        `json:"storeBytes"`
+	// PeakRSSBytes is the process's peak resident memory while measuring
+	// (VmHWM, reset after the build); BuildPeakRSSBytes the peak while
+	// building the store.
+	PeakRSSBytes      int64   `json:"peakRssBytes"`
+	BuildPeakRSSBytes int64   `json:"buildPeakRssBytes"`
+	Machine           Machine `json:"machine"`
+	// Targets says which of the documented targets the run met.
+	Targets map[string]bool `json:"targets"`
+}
+
+// Run builds the synthetic store and takes every measurement, in an order
+// that keeps them apart: reads first (catalog search, DBSCAN, context
+// assembly), then writes (chat turns, ingest acknowledgements), then the
+// pipeline on the messages just ingested, then the queue end to end.
+func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if d.DB == nil || d.Catalog == nil || d.Embedder == nil || d.Model == nil || d.Assembler == nil {
+		return nil, memento.Errorf(memento.EINVALID, "bench needs a store, a catalog, an embedder, a model and an assembler")
+	}
+	if d.Tenant == "" {
+		d.Tenant = memento.DefaultTenant
+	}
+	vocab := NewVocab(d.Catalog.All(), d.Catalog.Genres())
+	res := &Result{}
+	scale, err := build(ctx, d, cfg, vocab)
+	if err != nil {
+		return nil, err
+	}
+	res.Scale = *scale
+	// The build's own peak (bulk transactions, generation buffers) is
+	// kept apart from the peak while serving the measured operations.
+	res.BuildPeakRSSBytes = peakRSS()
+	resetPeakRSS()
+	logf := func(format string, args ...any) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, format+"\n", args...)
+		}
+	}
+	measured := make([]memento.Scope, cfg.MeasuredUsers)
+	for i := range measured {
+		measured[i] = memento.Scope{Tenant: d.Tenant, User: measuredUser(i)}
+	}
+	if len(measured) == 0 {
+		measured = []memento.Scope{{Tenant: d.Tenant, User: "bench-solo"}}
+	}
+	r := rand.New(rand.NewPCG(cfg.Seed, 7))
+
+	logf("measuring catalog search, DBSCAN and context assembly")
+	if res.CatalogSearch, err = measureCatalog(ctx, d.Catalog, vocab, r, cfg.Samples*5); err != nil {
+		return nil, err
+	}
+	if res.DBSCAN, err = measureDBSCAN(ctx, d.Embedder, vocab, r, cfg.DBSCANVectors); err != nil {
+		return nil, err
+	}
+	if res.ContextAssembly, err = measureContext(ctx, d.Assembler, vocab, r, measured, cfg.Samples); err != nil {
+		return nil, err
+	}
+	if d.Agent != nil {
+		logf("measuring chat turns")
+		turns, err := measureTurns(ctx, d, vocab, r, measured, max(30, cfg.Samples/3))
+		if err != nil {
+			return nil, err
+		}
+		res.ChatTurn = &turns
+	}
+	logf("measuring message ingest and the pipeline")
+	var fresh []stored
+	if res.IngestAck, fresh, err = measureIngest(ctx, d, vocab, r, measured, max(cfg.Samples, cfg.PipelineMessages)); err != nil {
+		return nil, err
+	}
+	if res.Pipeline, err = measurePipeline(ctx, d, fresh[:min(len(fresh), cfg.PipelineMessages)]); err != nil {
+		return nil, err
+	}
+	if d.StartWorkers != nil {
+		logf("measuring the message log and queue end to end")
+		q, err := measureQueue(ctx, d, vocab, r, measured, cfg.PipelineMessages)
+		if err != nil {
+			return nil, err
+		}
+		res.Queue = &q
+	}
+	res.StoreBytes = storeBytes(d.DB.Path())
+	res.PeakRSSBytes = peakRSS()
+	res.Machine = machine()
+	res.Targets = map[string]bool{
+		"contextAssemblyP99Under5ms":  res.ContextAssembly.P99Ms < 5,
+		"ingestAckP99Under5ms":        res.IngestAck.P99Ms < 5,
+		"pipelineAtLeast1000MsgsPerS": res.Pipeline.MsgsPerSec >= 1000,
+		"catalogSearchP99Under2ms":    res.CatalogSearch.P99Ms < 2,
+	}
+	return res, nil
+}
+
+// warmup is how many untimed operations come before n timed ones, so
+// first-use costs (caches, lazily built indexes) stay out of the figures.
+func warmup(n int) int { return min(20, n/10) }
+
+func measuredUser(i int) string   { return fmt.Sprintf("bench-m-%03d", i) }
+func backgroundUser(i int) string { return fmt.Sprintf("bench-b-%06d", i) }
+
+// summarise turns timings into a Latency.
+func summarise(ms []float64) Latency {
+	l := Latency{Samples: len(ms), Ms: ms}
+	if len(ms) == 0 {
+		return l
+	}
+	sum := 0.0
+	for _, x := range ms {
+		sum += x
+		l.MaxMs = max(l.MaxMs, x)
+	}
+	l.P50Ms = round3(eval.Percentile(ms, 50))
+	l.P99Ms = round3(eval.Percentile(ms, 99))
+	l.MeanMs = round3(sum / float64(len(ms)))
+	l.MaxMs = round3(l.MaxMs)
+	return l
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+func millis(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// storeBytes is the size on disk of the database file and its write-ahead
+// log.
+func storeBytes(path string) int64 {
+	var n int64
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if st, err := os.Stat(p); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// peakRSS reads the process's peak resident set size (VmHWM) from
+// /proc/self/status; 0 where there is no /proc.
+func peakRSS() int64 { return procKB("/proc/self/status", "VmHWM:") }
+
+// resetPeakRSS resets the kernel's peak resident set size of the process
+// to its current size (Linux 4.0 and later); elsewhere it does nothing.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// procKB reads a "Name:   123 kB" line of a /proc file, in bytes.
+func procKB(file, key string) int64 {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// machine describes the host.
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		MemTotalBytes: procKB("/proc/meminfo", "MemTotal:")}
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			m.Load1, _ = strconv.ParseFloat(f[0], 64)
+		}
+	}
+	return m
+}
+
+// measureDBSCAN clusters embeddings of generated preference concepts,
+// about a tenth of them drawn from a few hundred recurring concepts the
+// way one heavy user's memories recur, with the default parameters.
+func measureDBSCAN(ctx context.Context, e memento.Embedder, v *Vocab, r *rand.Rand, n int) (DBSCANResult, error) {
+	if n == 0 {
+		return DBSCANResult{}, nil
+	}
+	texts := make([]string, n)
+	for i := range texts {
+		c, _ := v.concept(r)
+		texts[i] = c
+	}
+	vecs, err := embedAll(ctx, e, texts)
+	if err != nil {
+		return DBSCANResult{}, err
+	}
+	start := time.Now()
+	labels := prefs.DBSCAN(vecs, prefs.DefaultEps, prefs.DefaultMinPts)
+	took := time.Since(start)
+	res := DBSCANResult{Vectors: n, Ms: round3(millis(took))}
+	seen := map[int]bool{}
+	for _, l := range labels {
+		if l < 0 {
+			res.Noise++
+		} else {
+			seen[l] = true
+		}
+	}
+	res.Clusters = len(seen)
+	return res, nil
+}
+
+// embedAll embeds texts in batches of 256.
+func embedAll(ctx context.Context, e memento.Embedder, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for i := 0; i < len(texts); i += 256 {
+		vs, err := e.Embed(ctx, texts[i:min(i+256, len(texts))])
+		if err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
+}
+
+// measureCatalog times searches shaped like the agent's: genres with a
+// year window, people, free text, each with exclusions, first page.
+func measureCatalog(ctx context.Context, cat *catalog.Index, v *Vocab, r *rand.Rand, n int) (Latency, error) {
+	ms := make([]float64, 0, n)
+	for i := -warmup(n); i < n; i++ {
+		q := memento.TitleQuery{Page: 1, Size: 10, Exclude: []string{pick(r, v.TitleIDs), pick(r, v.TitleIDs)}}
+		switch (i + 4) % 4 {
+		case 0:
+			q.Genres = []string{pick(r, v.Genres)}
+			lo := 1950 + r.IntN(60)
+			q.MinYear, q.MaxYear = lo, lo+10
+		case 1:
+			q.People = []string{pick(r, v.People)}
+		case 2:
+			q.Text = strings.ToLower(pick(r, []string{"heist", "space", "war", "love", "detective", "robot", "small town", "revenge", "haunted house", "road trip"}))
+		default:
+			q.Genres = []string{pick(r, v.Genres), pick(r, v.Genres)}
+			q.Type = memento.TypeMovie
+			q.Text = pick(r, v.Moods)
+		}
+		start := time.Now()
+		if _, err := cat.Search(ctx, q); err != nil {
+			return Latency{}, fmt.Errorf("catalog search: %w", err)
+		}
+		if i >= 0 {
+			ms = append(ms, millis(time.Since(start)))
+		}
+	}
+	return summarise(ms), nil
+}
+
+// measureContext times context assembly for measured users: a query in
+// one of the user's threads, k = 10.
+func measureContext(ctx context.Context, a *recall.Assembler, v *Vocab, r *rand.Rand, users []memento.Scope, n int) (Latency, error) {
+	ms := make([]float64, 0, n)
+	for i := -warmup(n); i < n; i++ {
+		s := users[r.IntN(len(users))]
+		q := memento.RecallQuery{Scope: s, Thread: "t001", Query: v.Question(r), K: 10}
+		start := time.Now()
+		if _, err := a.Assemble(ctx, q); err != nil {
+			return Latency{}, fmt.Errorf("context assembly: %w", err)
+		}
+		if i >= 0 {
+			ms = append(ms, millis(time.Since(start)))
+		}
+	}
+	return summarise(ms), nil
+}
+
+// measureTurns times agent turns of measured users in new threads, three
+// turns per thread (a request and two follow-ups).
+func measureTurns(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []memento.Scope, n int) (Latency, error) {
+	ms := make([]float64, 0, n)
+	w := 3 * max(1, warmup(n)/3)
+	for i := -w; i < n; i++ {
+		s := users[((i+w)/3)%len(users)]
+		req := agent.Request{User: s.User, Thread: fmt.Sprintf("bench-chat-%d", (i+w)/3), Message: v.Request(r, (i+w)%3 != 0)}
+		start := time.Now()
+		if _, err := d.Agent.Turn(ctx, d.Tenant, req); err != nil {
+			return Latency{}, fmt.Errorf("chat turn %q: %w", req.Message, err)
+		}
+		if i >= 0 {
+			ms = append(ms, millis(time.Since(start)))
+		}
+	}
+	return summarise(ms), nil
+}
+
+// stored is a message acknowledged by the store.
+type stored struct {
+	scope memento.Scope
+	id    string
+}
+
+// measureIngest times the acknowledgement of single user messages posted
+// to the message log: the append and its jobs, durable, in one
+// transaction. It returns the stored messages for the pipeline.
+func measureIngest(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []memento.Scope, n int) (Latency, []stored, error) {
+	ms := make([]float64, 0, n)
+	out := make([]stored, 0, n)
+	for i := 0; i < n; i++ {
+		s := users[i%len(users)]
+		thread := fmt.Sprintf("bench-ingest-%d", i/len(users)/20)
+		msg := memento.Message{ID: fmt.Sprintf("bench-in-%d", i), Role: memento.RoleUser, Text: v.Statement(r)}
+		var jobs func(memento.Message) []memento.JobRequest
+		if d.MessageJobs != nil {
+			jobs = func(m memento.Message) []memento.JobRequest { return d.MessageJobs(s, thread, m) }
+		}
+		start := time.Now()
+		if _, err := d.DB.AppendMessages(ctx, s, thread, []memento.Message{msg}, jobs); err != nil {
+			return Latency{}, nil, fmt.Errorf("ingest: %w", err)
+		}
+		ms = append(ms, millis(time.Since(start)))
+		out = append(out, stored{s, msg.ID})
+	}
+	return summarise(ms), out, nil
+}
+
+// measurePipeline runs the attribute-memory pipeline directly over the
+// given stored messages, one goroutine per processor, each taking whole
+// users (the pipeline orders a user's messages), and reports messages per
+// second.
+func measurePipeline(ctx context.Context, d Deps, msgs []stored) (Throughput, error) {
+	if len(msgs) == 0 {
+		return Throughput{}, nil
+	}
+	p, err := pipeline.New(d.Model, d.DB, pipeline.Options{Embedder: d.Embedder})
+	if err != nil {
+		return Throughput{}, err
+	}
+	byUser := map[memento.Scope][]string{}
+	var order []memento.Scope
+	for _, m := range msgs {
+		if _, ok := byUser[m.scope]; !ok {
+			order = append(order, m.scope)
+		}
+		byUser[m.scope] = append(byUser[m.scope], m.id)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].User < order[j].User })
+	workers := runtime.GOMAXPROCS(0)
+	work := make(chan memento.Scope)
+	errs := make(chan error, workers)
+	start := time.Now()
+	for w := 0; w < workers; w++ {
+		go func() {
+			for s := range work {
+				for _, id := range byUser[s] {
+					if _, err := p.Process(ctx, s, id); err != nil {
+						errs <- fmt.Errorf("pipeline %s: %w", id, err)
+						for range work {
+						}
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for _, s := range order {
+		work <- s
+	}
+	close(work)
+	var first error
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return Throughput{}, first
+	}
+	secs := time.Since(start).Seconds()
+	return Throughput{Messages: len(msgs), Seconds: round3(secs), MsgsPerSec: round3(float64(len(msgs)) / secs)}, nil
+}
+
+// measureQueue starts the workers, lets them finish every pending job
+// (those of the turns and messages before), then appends n fresh messages
+// of measured users with their jobs in batches of 50 and measures until
+// every job has ended: the message log's end-to-end throughput.
+func measureQueue(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []memento.Scope, n int) (Throughput, error) {
+	if err := d.StartWorkers(ctx); err != nil {
+		return Throughput{}, err
+	}
+	if err := waitForJobs(ctx, d.DB, 30*time.Minute); err != nil {
+		return Throughput{}, err
+	}
+	start := time.Now()
+	for i := 0; i < n; i += 50 {
+		s := users[(i/50)%len(users)]
+		thread := fmt.Sprintf("bench-queue-%d", i/50)
+		var batch []memento.Message
+		for j := i; j < min(i+50, n); j++ {
+			batch = append(batch, memento.Message{ID: fmt.Sprintf("bench-q-%d", j), Role: memento.RoleUser, Text: v.Statement(r)})
+		}
+		var jobs func(memento.Message) []memento.JobRequest
+		if d.MessageJobs != nil {
+			jobs = func(m memento.Message) []memento.JobRequest { return d.MessageJobs(s, thread, m) }
+		}
+		if _, err := d.DB.AppendMessages(ctx, s, thread, batch, jobs); err != nil {
+			return Throughput{}, fmt.Errorf("queue ingest: %w", err)
+		}
+	}
+	if err := waitForJobs(ctx, d.DB, 30*time.Minute); err != nil {
+		return Throughput{}, err
+	}
+	secs := time.Since(start).Seconds()
+	return Throughput{Messages: n, Seconds: round3(secs), MsgsPerSec: round3(float64(n) / secs)}, nil
+}
+
+// waitForJobs polls until the queue has no unfinished job.
+func waitForJobs(ctx context.Context, db *sqlite.DB, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := db.Unfinished(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d background jobs still unfinished after %s", n, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}

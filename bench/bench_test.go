@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/agent"
+	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/llm/offline"
+	"github.com/memento-ai/memento/pipeline"
+	"github.com/memento-ai/memento/recall"
+	"github.com/memento-ai/memento/sqlite"
+	"github.com/memento-ai/memento/sqlite/sqlitetest"
+)
+
+// tinyCatalog is a catalog of a few dozen titles, enough for searches and
+// synthetic talk.
+func tinyCatalog() *catalog.Index {
+	genres := []string{"Drama", "Comedy", "Thriller", "Science Fiction", "Horror", "Romance"}
+	var titles []memento.Title
+	for i := 0; i < 60; i++ {
+		titles = append(titles, memento.Title{
+			ID: fmt.Sprintf("t%02d", i), Title: fmt.Sprintf("Film Number %d", i), Type: memento.TypeMovie, Year: 1960 + i,
+			Genres: []string{genres[i%len(genres)], genres[(i/2)%len(genres)]}, Cast: []string{fmt.Sprintf("Actor %d", i%7)},
+			Overview: "A story about love, war and a heist in space.",
+		})
+	}
+	return catalog.New(titles)
+}
+
+// deps composes the components as the memento binary does, over a fresh
+// store.
+func deps(tb testing.TB) (Deps, *sqlite.DB) {
+	tb.Helper()
+	opts := sqlitetest.Options()
+	opts.PollInterval = 5 * time.Millisecond
+	db := sqlitetest.OpenWith(tb, opts)
+	cat := tinyCatalog()
+	emb := offline.NewEmbedder(64)
+	model := offline.New(offline.Options{People: cat, Genres: cat.Genres()})
+	p, err := pipeline.New(model, db, pipeline.Options{Embedder: emb})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	worker := &pipeline.Worker{Pipeline: p, Ordered: db}
+	d := Deps{
+		DB: db, Catalog: cat, Embedder: emb, Model: model,
+		Assembler: recall.New(db, emb),
+		Agent:     &agent.Agent{Catalog: cat, Threads: db, Model: model},
+		MessageJobs: func(s memento.Scope, thread string, m memento.Message) []memento.JobRequest {
+			if m.Role != memento.RoleUser {
+				return nil
+			}
+			return []memento.JobRequest{{Kind: memento.JobRemember, Payload: memento.MessageJob{Tenant: s.Tenant, User: s.User, Thread: thread, Message: m.ID}}}
+		},
+		StartWorkers: func(ctx context.Context) error {
+			db.Handle(memento.JobRemember, worker.Handle, memento.JobOptions{})
+			db.Handle(memento.JobSummarise, (&agent.SummaryWorker{Threads: db, Messages: db, Model: model}).Handle, memento.JobOptions{})
+			return db.Start(ctx)
+		},
+	}
+	return d, db
+}
+
+func TestRunTiny(t *testing.T) {
+	ctx := context.Background()
+	d, db := deps(t)
+	var progress bytes.Buffer
+	cfg := Config{Users: 6, Memories: 20, MeasuredUsers: 2, MeasuredMemories: 60, Samples: 30, PipelineMessages: 40,
+		DBSCANVectors: 300, Progress: &progress, End: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)}
+	res, err := Run(ctx, d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Stop(context.Background()) })
+
+	if res.Scale.Users != 8 || res.Scale.Memories != 6*20+2*60 {
+		t.Errorf("scale = %+v, want 8 users and 240 memories", res.Scale)
+	}
+	// Two messages per memory and a chit-chat exchange for every third.
+	if want := int64(2 * (6*(20+20/3) + 2*(60+60/3))); res.Scale.Messages != want {
+		t.Errorf("messages = %d, want %d", res.Scale.Messages, want)
+	}
+	if res.Scale.Events == 0 || res.Scale.Preferences == 0 || res.Scale.Rows < res.Scale.Messages {
+		t.Errorf("scale = %+v: want events, preferences and every row counted", res.Scale)
+	}
+	for name, l := range map[string]Latency{"context": res.ContextAssembly, "ingest": res.IngestAck, "catalog": res.CatalogSearch} {
+		if l.Samples == 0 || l.P50Ms <= 0 || l.P99Ms < l.P50Ms || l.MaxMs < l.P99Ms || len(l.Ms) != l.Samples {
+			t.Errorf("%s latency = %+v", name, l)
+		}
+	}
+	if res.ChatTurn == nil || res.ChatTurn.Samples != 30 {
+		t.Errorf("chat turns = %+v, want 30", res.ChatTurn)
+	}
+	if res.Pipeline.Messages != 40 || res.Pipeline.MsgsPerSec <= 0 {
+		t.Errorf("pipeline = %+v", res.Pipeline)
+	}
+	if res.Queue == nil || res.Queue.Messages != 40 || res.Queue.MsgsPerSec <= 0 {
+		t.Errorf("queue = %+v", res.Queue)
+	}
+	if res.DBSCAN.Vectors != 300 || res.DBSCAN.Clusters+res.DBSCAN.Noise == 0 {
+		t.Errorf("dbscan = %+v", res.DBSCAN)
+	}
+	if res.StoreBytes <= 0 || res.Machine.CPUs <= 0 {
+		t.Errorf("store %d bytes, machine %+v", res.StoreBytes, res.Machine)
+	}
+	if _, err := os.Stat("/proc/self/status"); err == nil && res.PeakRSSBytes <= 0 {
+		t.Errorf("peak RSS = %d", res.PeakRSSBytes)
+	}
+	if len(res.Targets) != 4 {
+		t.Errorf("targets = %v", res.Targets)
+	}
+	if !strings.Contains(progress.String(), "building the store") {
+		t.Errorf("no progress bar: %q", progress.String())
+	}
+
+	// The store holds what was built and measured, readable as usual.
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: measuredUser(0)}
+	mems, err := db.Memories(ctx, s, memento.MemoryFilter{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := 0
+	for _, m := range mems {
+		if m.Current() {
+			current++
+		}
+	}
+	if len(mems) < 60 || current == 0 || current == len(mems) {
+		t.Errorf("measured user has %d memories, %d current; want at least 60 with history", len(mems), current)
+	}
+	// The messages the pipeline measured were processed.
+	run, err := db.MemoryRun(ctx, s, "bench-in-0")
+	if err != nil || run == nil {
+		t.Errorf("run of the first ingested message: %+v, %v", run, err)
+	}
+
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"contextAssembly":{"samples":30`, `"pipeline":{"messages":40`, `"peakRssBytes":`, `"dbscan":{"vectors":300`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Errorf("JSON lacks %s: %s", key, b)
+		}
+	}
+
+	files, err := Plot(t.TempDir(), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 5 {
+		t.Errorf("charts = %v, want 4 histograms and the throughput", files)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 || filepath.Ext(f) != ".png" {
+			t.Errorf("chart %s: %v", f, err)
+		}
+	}
+}
+
+func TestGenerateUser(t *testing.T) {
+	v := NewVocab(tinyCatalog().All(), []string{"Drama", "Comedy"})
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "u"}
+	end := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	a := v.GenerateUser(s, 100, 42, end)
+	b := v.GenerateUser(s, 100, 42, end)
+	if fmt.Sprint(a.Memories) != fmt.Sprint(b.Memories) {
+		t.Fatal("the same seed should give the same user")
+	}
+	if len(a.Memories) != 100 || len(a.Threads) != 5 || len(a.Events) != 25 || len(a.Preferences) != 10 {
+		t.Fatalf("generated %d memories, %d threads, %d events, %d preferences", len(a.Memories), len(a.Threads), len(a.Events), len(a.Preferences))
+	}
+	currentByAttr := map[string]int{}
+	ids := map[string]bool{}
+	var last time.Time
+	for _, th := range a.Threads {
+		for _, m := range th.Messages {
+			if ids[m.ID] {
+				t.Fatalf("message id %s twice", m.ID)
+			}
+			ids[m.ID] = true
+			if m.At.Before(last) || !m.At.Before(end) {
+				t.Fatalf("message %s at %s is out of order or after the end", m.ID, m.At)
+			}
+			last = m.At
+		}
+	}
+	episodes := 0
+	for _, m := range a.Memories {
+		if !ids[m.Sources[0]] {
+			t.Fatalf("memory %s comes from an unknown message %s", m.ID, m.Sources[0])
+		}
+		switch {
+		case m.Mode == memento.ModeEpisodic:
+			episodes++
+		case m.ValidTo == nil:
+			currentByAttr[m.Attribute]++
+		case m.ValidTo.Before(m.ValidFrom):
+			t.Fatalf("memory %s ends before it starts", m.ID)
+		}
+	}
+	for attr, n := range currentByAttr {
+		if n != 1 {
+			t.Errorf("%s has %d current values, want 1", attr, n)
+		}
+	}
+	if len(currentByAttr) != len(semanticAttrs) || episodes == 0 {
+		t.Errorf("%d attributes with a current value, %d episodes", len(currentByAttr), episodes)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 20; i++ {
+		if v.Question(r) == "" || v.Request(r, i%2 == 0) == "" || v.Statement(r) == "" {
+			t.Fatal("empty generated text")
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := (Config{Users: -1}).Validate(); memento.ErrorCode(err) != memento.EINVALID {
+		t.Errorf("negative users: err = %v, want EINVALID", err)
+	}
+	if _, err := Run(context.Background(), Deps{}, Config{}); memento.ErrorCode(err) != memento.EINVALID {
+		t.Errorf("missing deps: err = %v, want EINVALID", err)
+	}
+	got := Config{}.withDefaults()
+	if got.Users != DefaultUsers || got.Memories != DefaultMemories || got.MeasuredUsers != DefaultMeasuredUsers || got.MeasuredMemories != DefaultMeasuredMemories {
+		t.Errorf("defaults = %+v", got)
+	}
+}

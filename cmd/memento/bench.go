@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/bench"
+)
+
+func (m *Main) benchCommand() *cobra.Command {
+	var cfg bench.Config
+	var asJSON, quiet bool
+	var plotDir string
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure latency and throughput on a synthetic store of a million memories",
+		Long: `Build a synthetic but realistic store (users, threads, messages, memories with their
+history, run records, events and preference vectors, drawn from the catalog) and
+measure context assembly, chat turns with the configured model, message-log
+acknowledgements, the attribute-memory pipeline (directly, and end to end through
+the queue), DBSCAN over 10,000 preference vectors, catalog search, the store's size
+on disk and the process's peak memory.
+
+By default 10,000 background users hold 100 memories each and 100 measured users
+hold 1,000 each (about 1.1 million memories); --users and --memories scale the
+background. Without --db the store is a temporary file removed afterwards; with
+--db it must be a new file, and is kept.`,
+		Example: "  memento bench --json\n  memento bench --users 100000 --plot docs/img",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if cmd.Flags().Changed("db") || m.Getenv("MEMENTO_DB") != "" {
+				if _, err := os.Stat(m.Config.DB); err == nil {
+					return memento.Errorf(memento.EINVALID, "bench builds a new store: --db %s exists; name a new file or leave --db out", m.Config.DB)
+				}
+			} else {
+				dir, err := m.tempDir()
+				if err != nil {
+					return err
+				}
+				m.Config.DB = filepath.Join(dir, "bench.db")
+			}
+			if !quiet {
+				cfg.Progress = m.Stderr
+			}
+			app, err := m.App(ctx)
+			if err != nil {
+				return err
+			}
+			cat, err := app.Catalog(ctx)
+			if err != nil {
+				return err
+			}
+			emb, err := app.Embedder(ctx)
+			if err != nil {
+				return err
+			}
+			model, err := app.Model(ctx)
+			if err != nil {
+				return err
+			}
+			asm, err := newAssembler(ctx, app)
+			if err != nil {
+				return err
+			}
+			ag, err := app.Agent(ctx)
+			if err != nil {
+				return err
+			}
+			res, err := bench.Run(ctx, bench.Deps{
+				DB: app.DB, Catalog: cat, Embedder: emb, Model: model, Assembler: asm, Agent: ag,
+				MessageJobs: app.messageJobs, StartWorkers: app.StartWorkers, Tenant: m.Config.Tenant,
+			}, cfg)
+			if err != nil {
+				return err
+			}
+			if plotDir != "" {
+				files, err := bench.Plot(plotDir, res)
+				if err != nil {
+					return err
+				}
+				for _, f := range files {
+					fmt.Fprintln(m.Stderr, "wrote", f)
+				}
+			}
+			if asJSON {
+				return json.NewEncoder(m.Stdout).Encode(res)
+			}
+			return printBench(m, res)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Users, "users", bench.DefaultUsers, "background users")
+	f.IntVar(&cfg.Memories, "memories", bench.DefaultMemories, "memories per background user")
+	f.IntVar(&cfg.MeasuredUsers, "measured-users", bench.DefaultMeasuredUsers, "measured users")
+	f.IntVar(&cfg.MeasuredMemories, "measured-memories", bench.DefaultMeasuredMemories, "memories per measured user")
+	f.IntVar(&cfg.Samples, "samples", bench.DefaultSamples, "operations timed per latency measurement")
+	f.IntVar(&cfg.PipelineMessages, "pipeline-messages", bench.DefaultPipelineMessages, "messages pushed through the pipeline for throughput")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic data")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.StringVar(&plotDir, "plot", "", "write PNG charts (latency histograms, throughput) into this folder")
+	return cmd
+}
+
+// printBench writes the result for a person.
+func printBench(m *Main, res *bench.Result) error {
+	s := res.Scale
+	fmt.Fprintf(m.Stdout, "store: %d users (%d × %d memories + %d × %d), %d memories, %d messages, %d events, %d preferences; built in %.1f s; %.2f GB on disk\n",
+		s.Users, s.BackgroundUsers, s.BackgroundMemories, s.MeasuredUsers, s.MeasuredMemories, s.Memories, s.Messages, s.Events, s.Preferences,
+		s.BuildSeconds, float64(res.StoreBytes)/1e9)
+	w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "MEASUREMENT\tSAMPLES\tP50 MS\tP99 MS\tMEAN MS")
+	row := func(name string, l *bench.Latency) {
+		if l != nil {
+			fmt.Fprintf(w, "%s\t%d\t%.3f\t%.3f\t%.3f\n", name, l.Samples, l.P50Ms, l.P99Ms, l.MeanMs)
+		}
+	}
+	row("context assembly", &res.ContextAssembly)
+	row("chat turn", res.ChatTurn)
+	row("ingest acknowledgement", &res.IngestAck)
+	row("catalog search", &res.CatalogSearch)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "pipeline: %d messages in %.2f s, %.0f msgs/s\n", res.Pipeline.Messages, res.Pipeline.Seconds, res.Pipeline.MsgsPerSec)
+	if res.Queue != nil {
+		fmt.Fprintf(m.Stdout, "message log + queue: %d messages in %.2f s, %.0f msgs/s\n", res.Queue.Messages, res.Queue.Seconds, res.Queue.MsgsPerSec)
+	}
+	fmt.Fprintf(m.Stdout, "DBSCAN: %d vectors in %.1f ms (%d clusters, %d noise)\n", res.DBSCAN.Vectors, res.DBSCAN.Ms, res.DBSCAN.Clusters, res.DBSCAN.Noise)
+	fmt.Fprintf(m.Stdout, "peak RSS %.0f MB; %d CPUs, load %.2f\n", float64(res.PeakRSSBytes)/1e6, res.Machine.CPUs, res.Machine.Load1)
+	names := make([]string, 0, len(res.Targets))
+	for n := range res.Targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		mark := "met"
+		if !res.Targets[n] {
+			mark = "MISSED"
+		}
+		fmt.Fprintf(m.Stdout, "target %s: %s\n", n, mark)
+	}
+	return nil
+}

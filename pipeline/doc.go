@@ -1,0 +1,48 @@
+// Package pipeline is Memento's attribute memory: the background pipeline
+// that decides what of a user's message to remember, built on the typed
+// state graph of package graph.
+//
+// # How data flows
+//
+// A message stored in the message log comes with a remember job
+// (memento.JobRemember). Worker.Handle takes the user's lock, processes
+// the user's earlier unprocessed messages first (so semantic values change
+// in the order things were said) and then runs the graph over the message:
+//
+//	hygiene -> sentinel -> extract <-> review_extraction -> attribute
+//	        -> aggregate <-> review_merge -> store (-> aggregate on a conflict)
+//
+//   - hygiene (no model call) refuses text that instructs the system
+//     ("ignore previous instructions", "always recommend X", "you are now
+//     ...", imitated system messages): the run is recorded as rejected
+//     with its reasons and nothing is stored. Messages not written by the
+//     user are only indexed for recall.
+//   - sentinel asks the model whether anything is worth remembering; most
+//     turns ("sounds good") end here after one call.
+//   - extract lists the facts; review_extraction compares them with the
+//     message and sends them back with a repair note (at most MaxRepairs
+//     times, 3 by default). Facts the reviewer still disputes are dropped.
+//   - attribute gives each fact one attribute of the schema; facts with
+//     none are dropped and counted. Each attribute's mode (semantic or
+//     episodic) comes from the schema unless the user overrides it.
+//   - aggregate merges each semantic fact into its attribute's current
+//     value; review_merge catches a merge that lost information and sends
+//     it back (bounded like the extractor). The aggregator also finds what
+//     the new facts supersede in the user's other semantic values ("has
+//     come around on horror" ends "can't stand horror").
+//   - store writes everything in one transaction: new values, the values
+//     they supersede (kept, with validTo), episodes stamped with the
+//     message's time, the run record (outcome, trace, rejected reasons,
+//     dropped count), the message's and memories' embeddings. It fails
+//     with a conflict when another run changed a value meanwhile, and the
+//     graph merges again over fresh values.
+//
+// The graph checkpoints its state in the store (keyed by the message id),
+// at most every Options.CheckpointAfter, so a process that dies mid-run
+// resumes there. The stored run record marks the message as processed: a
+// message processed twice, or a job retried after its write, creates
+// nothing new.
+//
+// Schemas are data: the built-in movie and generic schemas are JSON files
+// embedded from schemas/, and LoadSchema reads another from a file.
+package pipeline

@@ -1,0 +1,363 @@
+package prefs
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/agent"
+)
+
+// Defaults of Scorer.
+const (
+	// DefaultWhySimilarity is the whitened similarity from which a concept
+	// is named as a reason for a title's rank. On the embedded catalog with
+	// the offline embedder, 99% of the titles unrelated to "horror" are
+	// below 0.08 and 99.9% below 0.16, while horror films have a median of
+	// 0.31; heist films have a median of 0.2 from "heist" (crime films
+	// without a heist come close, since the embedder files heists under
+	// crime).
+	DefaultWhySimilarity = 0.15
+	// DefaultExplainTop is how many of the best-scored candidates get
+	// reasons when there are too many candidates to explain them all (or
+	// four times the titles the user asked for, if more).
+	DefaultExplainTop = 32
+	// DefaultLexicalWeight is the bonus, in units of whitened similarity,
+	// of a title whose text contains a concept's words. Titles related to
+	// a concept are typically 0.2 to 0.4 similar to it, so a title that
+	// names it outranks one that is merely related.
+	DefaultLexicalWeight = 0.25
+	// explainAllPairs is the number of candidate × preference pairs up to
+	// which every candidate is explained.
+	explainAllPairs = 250_000
+	// maxWhy is how many concepts a title's reasons name.
+	maxWhy = 3
+	// parallelFrom is the number of candidates from which scoring is split
+	// across processors.
+	parallelFrom = 4096
+)
+
+// Scorer is the ranking signal of the preference memory, an agent.Scorer:
+// a title scores the sum, over the user's live preferences, of effective
+// weight × similarity between concept and title, so similarity to liked
+// concepts adds and similarity to disliked ones subtracts. Similarities
+// are cosines in the whitened TitleSpace. The sum is divided by the
+// Euclidean norm of the weights when that is above 1, so that a user with
+// hundreds of preferences does not drown the other signals.
+//
+// Similarities can be negative: a title unlike a disliked concept gains a
+// little (on the embedded catalog, at most about 0.1 per unit of weight).
+//
+// Because the score is linear in the preferences, they fold into one taste
+// vector, and ranking costs one dot product per title however many
+// preferences the user has; the reasons ("you like heist") need a dot
+// product per preference and are computed for all candidates when there
+// are few, and otherwise for the ExplainTop best-scored ones, the only
+// ones a user can see.
+type Scorer struct {
+	// Prefs gives the user's live preferences; its embedder must be the
+	// one of Titles.
+	Prefs  *Service
+	Titles *TitleSpace
+	// Weight scales every score (default 1).
+	Weight float64
+	// WhySimilarity and ExplainTop tune the reasons (defaults
+	// DefaultWhySimilarity and DefaultExplainTop).
+	WhySimilarity float64
+	ExplainTop    int
+	// LexicalWeight is what a title whose text contains a concept's words
+	// gains, times the concept's weight (default DefaultLexicalWeight).
+	LexicalWeight float64
+
+	mu    sync.Mutex
+	cache map[memento.Scope]*taste
+}
+
+var _ agent.Scorer = (*Scorer)(nil)
+
+// Score returns one signal per candidate. A user without live preferences
+// of the space's embedder gets zero scores. Errors: those of the store and
+// the embedder.
+func (sc *Scorer) Score(ctx context.Context, s memento.Scope, ac memento.ActiveContext, candidates []memento.Title) ([]agent.Signal, error) {
+	sigs := make([]agent.Signal, len(candidates))
+	if len(candidates) == 0 {
+		return sigs, nil
+	}
+	u, err := sc.tasteOf(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("preference scores: %w", err)
+	}
+	if u == nil {
+		return sigs, nil
+	}
+	vectors, _, err := sc.Titles.vectors(ctx, candidates)
+	if err != nil {
+		return nil, fmt.Errorf("preference scores: %w", err)
+	}
+	lexical := cmp.Or(sc.LexicalWeight, DefaultLexicalWeight)
+	matched := sc.lexicalHits(u, candidates)
+	factor := cmp.Or(sc.Weight, 1) * u.factor
+	parallel(len(candidates), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			score := float64(Dot(u.taste, vectors[i]))
+			for _, p := range matched(i) {
+				score += lexical * u.live[p].EffectiveWeight
+			}
+			sigs[i].Score = factor * score
+		}
+	})
+	explain := sc.toExplain(sigs, len(u.live), max(cmp.Or(sc.ExplainTop, DefaultExplainTop), 4*ac.Count))
+	minSim := float32(cmp.Or(sc.WhySimilarity, DefaultWhySimilarity))
+	parallelWork(len(explain), len(explain)*len(u.live), func(lo, hi int) {
+		for _, i := range explain[lo:hi] {
+			sigs[i].Why = why(u, vectors[i], matched(i), minSim, lexical)
+		}
+	})
+	return sigs, nil
+}
+
+// lexicalHits returns a function giving, for each candidate, the
+// preferences whose words its text contains: from the catalog's word
+// index for catalog titles, by reading the text of any other. It is safe
+// for concurrent use.
+func (sc *Scorer) lexicalHits(u *taste, candidates []memento.Title) func(i int) []int32 {
+	pos, whole := sc.Titles.positions(candidates)
+	if whole {
+		return func(i int) []int32 { return u.hitsAt(int32(i)) }
+	}
+	var outside map[int][]int32 // candidates outside the catalog
+	for i, p := range pos {
+		if p >= 0 {
+			continue
+		}
+		text := words(TitleText(candidates[i]))
+		for c, run := range u.runs {
+			if containsRun(text, run) {
+				if outside == nil {
+					outside = map[int][]int32{}
+				}
+				outside[i] = append(outside[i], int32(c))
+			}
+		}
+	}
+	return func(i int) []int32 {
+		if pos[i] < 0 {
+			return outside[i]
+		}
+		return u.hitsAt(pos[i])
+	}
+}
+
+// A user's taste is cached between rankings: reading and whitening
+// hundreds of preferences costs more than ranking a thousand titles. An
+// entry is used while the user's preference version is unchanged and it is
+// younger than tasteRefresh (decay moves weights by a millionth of their
+// size in a minute); the cache forgets everything when it holds
+// maxTasteUsers users (an entry holds a user's whitened concept vectors
+// and a word-match table over the catalog: about 0.7 MB for 500
+// preferences and 36,000 titles).
+const (
+	tasteRefresh  = time.Minute
+	maxTasteUsers = 256
+)
+
+// taste is a user's preferences folded for ranking.
+type taste struct {
+	version  int64
+	at       time.Time
+	live     []memento.Preference
+	concepts [][]float32 // whitened concept vectors, as live
+	taste    []float32   // Σ weight × concept
+	factor   float64     // 1 / max(1, |weights|)
+	runs     [][]string  // each concept's words, as live
+	// The preferences whose words the text of the catalog title at
+	// position i contains are hits[hitStart[i]:hitStart[i+1]].
+	hitStart []int32
+	hits     []int32
+}
+
+// hitsAt returns the preferences whose words the catalog title at pos
+// contains.
+func (u *taste) hitsAt(pos int32) []int32 {
+	if int(pos)+1 >= len(u.hitStart) {
+		return nil
+	}
+	return u.hits[u.hitStart[pos]:u.hitStart[pos+1]]
+}
+
+// tasteOf returns the user's folded taste, nil when the user has no live
+// preferences of the space's embedder.
+func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) {
+	ver, err := sc.Prefs.Store.PreferenceVersion(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	now := sc.Prefs.now()
+	sc.mu.Lock()
+	u, ok := sc.cache[s]
+	sc.mu.Unlock()
+	if ok && u.version == ver.Version && now.Sub(u.at).Abs() < tasteRefresh {
+		return u, nil
+	}
+	live, err := sc.Prefs.Live(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	id := sc.Titles.EmbedderID()
+	live = slices.DeleteFunc(live, func(p memento.Preference) bool { return p.Embedder != id || p.EffectiveWeight == 0 })
+	if len(live) == 0 {
+		u = nil
+	} else {
+		u = &taste{version: ver.Version, at: now, live: live, concepts: make([][]float32, len(live))}
+		var norm float64
+		for i, p := range live {
+			v, err := sc.Titles.Concept(ctx, p.Vector)
+			if err != nil {
+				return nil, err
+			}
+			u.concepts[i] = v
+			if u.taste == nil {
+				u.taste = make([]float32, len(v))
+			}
+			if len(v) == len(u.taste) {
+				w := float32(p.EffectiveWeight)
+				for d, x := range v {
+					u.taste[d] += w * x
+				}
+			}
+			norm += p.EffectiveWeight * p.EffectiveWeight
+		}
+		u.factor = 1 / math.Max(1, math.Sqrt(norm))
+		u.runs = make([][]string, len(live))
+		byTitle := map[int32][]int32{}
+		terms := sc.Titles.terms()
+		for p, pref := range live {
+			u.runs[p] = conceptWords(pref.Concept)
+			for _, pos := range terms.matches(u.runs[p], sc.Titles.catalog) {
+				byTitle[pos] = append(byTitle[pos], int32(p))
+			}
+		}
+		u.hitStart = make([]int32, len(sc.Titles.catalog)+1)
+		for pos := range sc.Titles.catalog {
+			u.hitStart[pos] = int32(len(u.hits))
+			u.hits = append(u.hits, byTitle[int32(pos)]...)
+		}
+		u.hitStart[len(sc.Titles.catalog)] = int32(len(u.hits))
+	}
+	sc.mu.Lock()
+	if sc.cache == nil || len(sc.cache) >= maxTasteUsers {
+		sc.cache = map[memento.Scope]*taste{}
+	}
+	if u != nil {
+		sc.cache[s] = u
+	} else {
+		delete(sc.cache, s)
+	}
+	sc.mu.Unlock()
+	return u, nil
+}
+
+// toExplain returns the indices of the candidates that get reasons: all
+// of them, or the top best-scored when that would take too long.
+func (sc *Scorer) toExplain(sigs []agent.Signal, prefs, top int) []int {
+	if len(sigs)*prefs <= explainAllPairs {
+		out := make([]int, len(sigs))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	h := &minScores{sigs: sigs}
+	for i := range sigs {
+		switch {
+		case h.Len() < top:
+			heap.Push(h, i)
+		case sigs[i].Score > sigs[h.idx[0]].Score:
+			h.idx[0] = i
+			heap.Fix(h, 0)
+		}
+	}
+	return h.idx
+}
+
+// minScores is a min-heap of candidate indices by score.
+type minScores struct {
+	sigs []agent.Signal
+	idx  []int
+}
+
+func (h *minScores) Len() int           { return len(h.idx) }
+func (h *minScores) Less(a, b int) bool { return h.sigs[h.idx[a]].Score < h.sigs[h.idx[b]].Score }
+func (h *minScores) Swap(a, b int)      { h.idx[a], h.idx[b] = h.idx[b], h.idx[a] }
+func (h *minScores) Push(x any)         { h.idx = append(h.idx, x.(int)) }
+func (h *minScores) Pop() any {
+	x := h.idx[len(h.idx)-1]
+	h.idx = h.idx[:len(h.idx)-1]
+	return x
+}
+
+// why names the concepts that moved a title, those at least minSim
+// similar to it or whose words it contains, by the size of their
+// contribution: "you like heist", "you dislike horror".
+func why(u *taste, title []float32, matched []int32, minSim float32, lexical float64) []string {
+	type reason struct {
+		p       int
+		contrib float64
+	}
+	live := u.live
+	var rs []reason
+	for p, v := range u.concepts {
+		sim := Dot(v, title)
+		hit := slices.Contains(matched, int32(p))
+		if sim < minSim && !hit {
+			continue
+		}
+		c := float64(sim)
+		if hit {
+			c += lexical
+		}
+		rs = append(rs, reason{p, live[p].EffectiveWeight * c})
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	slices.SortFunc(rs, func(a, b reason) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.contrib), math.Abs(a.contrib)), cmp.Compare(live[a.p].Concept, live[b.p].Concept))
+	})
+	out := make([]string, 0, min(len(rs), maxWhy))
+	for _, r := range rs[:min(len(rs), maxWhy)] {
+		if live[r.p].EffectiveWeight < 0 {
+			out = append(out, "you dislike "+live[r.p].Concept)
+		} else {
+			out = append(out, "you like "+live[r.p].Concept)
+		}
+	}
+	return out
+}
+
+// parallel runs fn over [0, n) in chunks, on all processors when n is
+// large.
+func parallel(n int, fn func(lo, hi int)) { parallelWork(n, n, fn) }
+
+// parallelWork runs fn over [0, n) in chunks, on all processors when the
+// work (in dot products) is large.
+func parallelWork(n, work int, fn func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if work < parallelFrom || workers < 2 {
+		fn(0, n)
+		return
+	}
+	chunk := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += chunk {
+		wg.Go(func() { fn(lo, min(lo+chunk, n)) })
+	}
+	wg.Wait()
+}

@@ -1,0 +1,406 @@
+package prefs
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// Model is what the preference memory asks of a language model.
+type Model interface {
+	memento.PreferenceExtractor
+	memento.ClusterDescriber
+}
+
+// Service is the preference memory: it learns preferences from messages
+// and events (as background jobs), clusters them, and lists and edits them
+// for the API. Set its fields, then use it; it is safe for concurrent use.
+type Service struct {
+	Store memento.PreferenceService
+	// Messages is read by the message job for the message's text.
+	Messages memento.MessageLog
+	Model    Model
+	// Embedder embeds concepts; memories of other embedders are listed but
+	// never compared with its vectors.
+	Embedder memento.Embedder
+	// Catalog resolves the titles of events.
+	Catalog memento.Catalog
+	Config  Config
+	Clock   memento.Clock
+	Logger  *slog.Logger
+}
+
+// eventSourcePrefix marks event ids among a memory's sources, so that a
+// message and an event with the same client id stay distinct sources.
+const eventSourcePrefix = "event:"
+
+func (sv *Service) now() time.Time {
+	if sv.Clock == nil {
+		return time.Now().UTC()
+	}
+	return sv.Clock.Now().UTC()
+}
+
+func (sv *Service) logger() *slog.Logger {
+	if sv.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return sv.Logger
+}
+
+// Register makes q run the preference jobs: JobPreferences (one user
+// message), JobPreferencesFromEvents (one event) and JobPreferenceClusters
+// (one user's clusters).
+func (sv *Service) Register(q memento.Queue, opts memento.JobOptions) {
+	q.Handle(memento.JobPreferences, sv.HandleMessage, opts)
+	q.Handle(memento.JobPreferencesFromEvents, sv.HandleEvent, opts)
+	q.Handle(memento.JobPreferenceClusters, sv.HandleClusters, opts)
+}
+
+// Learn embeds concepts (each concept alone) and applies them to the user's
+// preferences as the evidence of source, stated at at. A source already
+// applied changes nothing.
+func (sv *Service) Learn(ctx context.Context, s memento.Scope, source string, at time.Time, concepts []memento.Concept) (*memento.PreferenceWriteResult, error) {
+	if at.IsZero() {
+		at = sv.now()
+	}
+	texts := make([]string, len(concepts))
+	for i, c := range concepts {
+		texts[i] = strings.TrimSpace(c.Concept)
+	}
+	var vectors [][]float32
+	if len(texts) > 0 {
+		var err error
+		if vectors, err = sv.Embedder.Embed(ctx, texts); err != nil {
+			return nil, fmt.Errorf("embed concepts: %w", err)
+		}
+	}
+	evidence := EvidenceOf(concepts, vectors, at.UTC())
+	embedder := sv.Embedder.ID()
+	cfg := sv.Config
+	return sv.Store.WritePreferences(ctx, s, memento.PreferenceWrite{
+		Source:   source,
+		Embedder: embedder,
+		Merge: func(current []memento.Preference) (memento.PreferenceChanges, error) {
+			return cfg.Merge(current, source, embedder, evidence), nil
+		},
+	})
+}
+
+// LearnMessage extracts the likes and dislikes of a user message and
+// learns them, with the message as their source.
+func (sv *Service) LearnMessage(ctx context.Context, s memento.Scope, m memento.Message) (*memento.PreferenceWriteResult, error) {
+	if m.Role != memento.RoleUser {
+		return &memento.PreferenceWriteResult{}, nil
+	}
+	concepts, err := sv.Model.ExtractPreferences(ctx, m.Text)
+	if err != nil {
+		return nil, fmt.Errorf("extract preferences of message %s: %w", m.ID, err)
+	}
+	return sv.Learn(ctx, s, m.ID, m.At, concepts)
+}
+
+// LearnEvent learns the genres, people and plot of the event's title, with
+// the event as their source. An event about a title the catalog does not
+// have teaches nothing.
+func (sv *Service) LearnEvent(ctx context.Context, s memento.Scope, e memento.Event) (*memento.PreferenceWriteResult, error) {
+	if EventStrength(e) == 0 {
+		return &memento.PreferenceWriteResult{}, nil
+	}
+	t, err := sv.Catalog.Title(ctx, e.TitleID)
+	if memento.ErrorCode(err) == memento.ENOTFOUND {
+		sv.logger().WarnContext(ctx, "event names a title the catalog does not have; no preferences learned", "user", s.User, "event", e.ID, "title", e.TitleID)
+		return &memento.PreferenceWriteResult{}, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("look up title %s of event %s: %w", e.TitleID, e.ID, err)
+	}
+	return sv.Learn(ctx, s, eventSourcePrefix+e.ID, e.At, FromEvent(e, *t))
+}
+
+// HandleMessage is the memento.JobHandler of JobPreferences. A message
+// that no longer exists (its user was forgotten) is done with.
+func (sv *Service) HandleMessage(ctx context.Context, _ string, payload json.RawMessage) error {
+	var job memento.MessageJob
+	if err := json.Unmarshal(payload, &job); err != nil {
+		return fmt.Errorf("preferences: bad payload: %w", err)
+	}
+	s := memento.Scope{Tenant: job.Tenant, User: job.User}
+	m, err := sv.message(ctx, s, job)
+	if memento.ErrorCode(err) == memento.ENOTFOUND {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("preferences of message %s: %w", job.Message, err)
+	}
+	if _, err := sv.LearnMessage(ctx, s, *m); err != nil && memento.ErrorCode(err) != memento.ENOTFOUND {
+		return fmt.Errorf("preferences of message %s: %w", job.Message, err)
+	}
+	return nil
+}
+
+// message reads the job's message: by its sequence number when the job has
+// one, else by scanning its thread.
+func (sv *Service) message(ctx context.Context, s memento.Scope, job memento.MessageJob) (*memento.Message, error) {
+	after, limit := int64(0), 0
+	if job.Seq > 0 {
+		after, limit = job.Seq-1, 1
+	}
+	msgs, err := sv.Messages.Messages(ctx, s, job.Thread, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	for i := range msgs {
+		if msgs[i].ID == job.Message {
+			return &msgs[i], nil
+		}
+	}
+	return nil, memento.Errorf(memento.ENOTFOUND, "message %q not found in thread %q", job.Message, job.Thread)
+}
+
+// HandleEvent is the memento.JobHandler of JobPreferencesFromEvents.
+func (sv *Service) HandleEvent(ctx context.Context, _ string, payload json.RawMessage) error {
+	var job memento.PreferenceEventJob
+	if err := json.Unmarshal(payload, &job); err != nil {
+		return fmt.Errorf("preferences from event: bad payload: %w", err)
+	}
+	s := memento.Scope{Tenant: job.Tenant, User: job.User}
+	if _, err := sv.LearnEvent(ctx, s, job.Event); err != nil && memento.ErrorCode(err) != memento.ENOTFOUND {
+		return fmt.Errorf("preferences from event %s: %w", job.Event.ID, err)
+	}
+	return nil
+}
+
+// HandleClusters is the memento.JobHandler of JobPreferenceClusters.
+func (sv *Service) HandleClusters(ctx context.Context, _ string, payload json.RawMessage) error {
+	var job memento.PreferenceClusterJob
+	if err := json.Unmarshal(payload, &job); err != nil {
+		return fmt.Errorf("preference clusters: bad payload: %w", err)
+	}
+	err := sv.Recluster(ctx, memento.Scope{Tenant: job.Tenant, User: job.User})
+	if err != nil && memento.ErrorCode(err) != memento.ENOTFOUND {
+		return err
+	}
+	return nil
+}
+
+// decorate fills a memory's effective weight and faded flag at now, and
+// rounds its weights for people to read.
+func (sv *Service) decorate(p *memento.Preference, now time.Time) {
+	p.EffectiveWeight = sv.Config.Decay.Effective(p.Weight, p.Kind, p.LastSeen, now)
+	p.Faded = sv.Config.Decay.Faded(p.EffectiveWeight, p.Weight)
+	p.Weight = round4(p.Weight)
+	p.EffectiveWeight = round4(p.EffectiveWeight)
+	if p.Sources == nil {
+		p.Sources = []string{}
+	}
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// Preferences lists a user's preferences with their effective weights now,
+// strongest first (faded ones included, flagged).
+func (sv *Service) Preferences(ctx context.Context, s memento.Scope) ([]memento.Preference, error) {
+	all, err := sv.Store.Preferences(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	now := sv.now()
+	for i := range all {
+		sv.decorate(&all[i], now)
+	}
+	slices.SortStableFunc(all, func(a, b memento.Preference) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.EffectiveWeight), math.Abs(a.EffectiveWeight)), strings.Compare(a.Concept, b.Concept))
+	})
+	return all, nil
+}
+
+// Live returns the user's preferences that can be used now: those of the
+// service's embedder that have not faded, with their effective weights.
+func (sv *Service) Live(ctx context.Context, s memento.Scope) ([]memento.Preference, error) {
+	return sv.liveAt(ctx, s, sv.now())
+}
+
+// liveAt is Live at the given time.
+func (sv *Service) liveAt(ctx context.Context, s memento.Scope, now time.Time) ([]memento.Preference, error) {
+	all, err := sv.Store.Preferences(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	id := sv.Embedder.ID()
+	live := all[:0]
+	for _, p := range all {
+		if p.Embedder != id {
+			continue
+		}
+		p.EffectiveWeight = sv.Config.Decay.Effective(p.Weight, p.Kind, p.LastSeen, now)
+		if sv.Config.Decay.Faded(p.EffectiveWeight, p.Weight) {
+			continue
+		}
+		live = append(live, p)
+	}
+	return live, nil
+}
+
+// Clusters lists a user's clusters with their confidence and strength now,
+// most confident first.
+func (sv *Service) Clusters(ctx context.Context, s memento.Scope) ([]memento.PreferenceCluster, error) {
+	return sv.clustersAt(ctx, s, sv.now())
+}
+
+// clustersAt is Clusters at the given time.
+func (sv *Service) clustersAt(ctx context.Context, s memento.Scope, now time.Time) ([]memento.PreferenceCluster, error) {
+	clusters, err := sv.Store.PreferenceClusters(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(clusters) == 0 {
+		return clusters, nil
+	}
+	all, err := sv.Store.Preferences(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]memento.Preference, len(all))
+	weights := make(map[string]float64, len(all))
+	for _, p := range all {
+		p.EffectiveWeight = sv.Config.Decay.Effective(p.Weight, p.Kind, p.LastSeen, now)
+		byID[p.ID] = p
+		weights[p.ID] = p.EffectiveWeight
+	}
+	for i := range clusters {
+		c := &clusters[i]
+		members := make([]memento.Preference, 0, len(c.Members))
+		for _, m := range c.Members {
+			if p, ok := byID[m.Preference]; ok {
+				members = append(members, p)
+			}
+		}
+		c.Confidence = Confidence(members)
+		c.Strength = Strength(*c, weights)
+	}
+	slices.SortStableFunc(clusters, func(a, b memento.PreferenceCluster) int {
+		return cmp.Or(cmp.Compare(b.Confidence, a.Confidence), strings.Compare(a.ID, b.ID))
+	})
+	return clusters, nil
+}
+
+// Recluster groups the user's live preferences with DBSCAN, describes each
+// group (reusing the description of a group whose members and signs have
+// not changed) and stores the clusters. It runs as the debounced
+// JobPreferenceClusters job; the store enqueues another when preferences
+// changed while it ran.
+func (sv *Service) Recluster(ctx context.Context, s memento.Scope) error {
+	ver, err := sv.Store.PreferenceVersion(ctx, s)
+	if err != nil {
+		return fmt.Errorf("recluster %s: %w", s.User, err)
+	}
+	live, err := sv.Live(ctx, s)
+	if err != nil {
+		return fmt.Errorf("recluster %s: %w", s.User, err)
+	}
+	old, err := sv.Store.PreferenceClusters(ctx, s)
+	if err != nil {
+		return fmt.Errorf("recluster %s: %w", s.User, err)
+	}
+	described := make(map[string]memento.PreferenceCluster, len(old))
+	for _, c := range old {
+		if c.Signature != "" {
+			described[c.Signature] = c
+		}
+	}
+	var clusters []memento.PreferenceCluster
+	for _, group := range sv.Config.Group(live) {
+		members := make([]memento.Preference, len(group))
+		for i, j := range group {
+			members[i] = live[j]
+		}
+		slices.SortStableFunc(members, func(a, b memento.Preference) int {
+			return cmp.Or(cmp.Compare(math.Abs(b.EffectiveWeight), math.Abs(a.EffectiveWeight)), strings.Compare(a.Concept, b.Concept))
+		})
+		c := memento.PreferenceCluster{ID: ClusterID(members), Signature: Signature(members), Version: ver.Version}
+		if prev, ok := described[c.Signature]; ok && len(prev.Members) == len(members) {
+			c.Description, c.Members = prev.Description, prev.Members
+			clusters = append(clusters, c)
+			continue
+		}
+		desc, err := sv.describe(ctx, members)
+		if err != nil {
+			return fmt.Errorf("recluster %s: %w", s.User, err)
+		}
+		c.Description = desc.Description
+		for i, m := range members {
+			c.Members = append(c.Members, memento.PreferenceClusterMember{Preference: m.ID, Concept: m.Concept, Stance: desc.Stances[i]})
+		}
+		clusters = append(clusters, c)
+	}
+	if err := sv.Store.SavePreferenceClusters(ctx, s, ver.Version, clusters); err != nil {
+		return fmt.Errorf("recluster %s: %w", s.User, err)
+	}
+	return nil
+}
+
+// describe asks the model for a cluster's direction, and repairs an answer
+// that lacks a description or a valid stance per member.
+func (sv *Service) describe(ctx context.Context, members []memento.Preference) (*memento.ClusterDescription, error) {
+	in := make([]memento.ClusterMember, len(members))
+	for i, m := range members {
+		in[i] = memento.ClusterMember{Concept: m.Concept, Weight: round4(m.EffectiveWeight)}
+	}
+	d, err := sv.Model.DescribeCluster(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("describe cluster: %w", err)
+	}
+	out := &memento.ClusterDescription{Description: strings.TrimSpace(d.Description), Stances: signStances(members)}
+	if len(d.Stances) == len(members) {
+		valid := true
+		for _, st := range d.Stances {
+			valid = valid && (st == memento.StanceSupport || st == memento.StanceOppose)
+		}
+		if valid {
+			out.Stances = d.Stances
+		}
+	}
+	if out.Description == "" {
+		out.Description = describeBySign(members)
+	}
+	return out, nil
+}
+
+// Patch edits a preference: a new concept is embedded again, a new weight
+// (within ±MaxWeight) restarts its age. Errors: EINVALID, ENOTFOUND.
+func (sv *Service) Patch(ctx context.Context, s memento.Scope, id string, concept *string, weight *float64) (*memento.Preference, error) {
+	cfg := sv.Config.withDefaults()
+	patch := memento.PreferencePatch{Weight: weight, At: sv.now()}
+	if weight != nil && (math.IsNaN(*weight) || math.Abs(*weight) > cfg.MaxWeight) {
+		return nil, memento.Errorf(memento.EINVALID, "weight must be from %g to %g, got %v", -cfg.MaxWeight, cfg.MaxWeight, *weight)
+	}
+	if concept != nil {
+		c := strings.Join(strings.Fields(*concept), " ")
+		if c == "" {
+			return nil, memento.Errorf(memento.EINVALID, "concept must not be empty")
+		}
+		vs, err := sv.Embedder.Embed(ctx, []string{c})
+		if err != nil {
+			return nil, fmt.Errorf("embed concept: %w", err)
+		}
+		patch.Concept, patch.Vector, patch.Embedder = &c, vs[0], sv.Embedder.ID()
+	}
+	p, err := sv.Store.PatchPreference(ctx, s, id, patch)
+	if err != nil {
+		return nil, err
+	}
+	sv.decorate(p, sv.now())
+	return p, nil
+}
+
+// Delete forgets a preference. Errors: ENOTFOUND.
+func (sv *Service) Delete(ctx context.Context, s memento.Scope, id string) error {
+	return sv.Store.DeletePreference(ctx, s, id)
+}

@@ -1,0 +1,402 @@
+package prefs
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/memento-ai/memento"
+)
+
+// Settings of a TitleSpace.
+const (
+	// StatsSample is how many catalog titles, evenly spaced in the
+	// catalog's order, the whitening statistics are computed from.
+	StatsSample = 2000
+	// embedBatch is how many texts one Embed call gets.
+	embedBatch = 256
+	// blockVectors is how many vectors share one allocation.
+	blockVectors = 1024
+	// MaxTitleCast is how many top-billed cast members a title's text
+	// names, so that preferences for people can match their films.
+	MaxTitleCast = 4
+)
+
+// TitleText is the text a title is embedded from: its genres, title,
+// overview and top-billed cast.
+func TitleText(t memento.Title) string {
+	var b strings.Builder
+	if len(t.Genres) > 0 {
+		b.WriteString(strings.Join(t.Genres, ", "))
+		b.WriteString(". ")
+	}
+	b.WriteString(t.Title)
+	b.WriteString(". ")
+	b.WriteString(t.Overview)
+	if len(t.Cast) > 0 {
+		b.WriteString(" Starring ")
+		b.WriteString(strings.Join(t.Cast[:min(len(t.Cast), MaxTitleCast)], ", "))
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+// TitleSpace holds catalog titles embedded for ranking by one embedder,
+// computed once per title and cached for the life of the process.
+//
+// Vectors are whitened before they are compared: every dimension is
+// centred on the catalog's mean and divided by its standard deviation
+// (both estimated from StatsSample titles and shrunk towards plain cosine
+// for small catalogs), and the result normalised.
+// Hashed and neural embeddings alike have directions that most titles
+// share: words every plot uses ("American", "film", "directed"), and broad
+// genres such as Crime, onto which the offline embedder also maps
+// narrower words ("heist"). Without whitening these dominate the cosine,
+// and a liking for heist films ranks every short crime plot first; with
+// it, the rarer, more specific features count, and heist films come
+// first. Concept vectors get the same scaling (not the centring: a
+// concept is not a title), so a score stays a dot product of two unit
+// vectors and a user's whole taste folds into one vector.
+type TitleSpace struct {
+	embedder memento.Embedder
+	catalog  []memento.Title
+
+	statsMu sync.Mutex
+	ready   bool
+	mean    []float32
+	scale   []float32
+
+	mu    sync.RWMutex
+	index map[string][]float32
+	block []float32 // the unused rest of the current allocation
+	// all holds the vectors of the whole catalog, in its order, once Warm
+	// has run: ranking the whole catalog (as evaluations and benchmarks
+	// do) then skips 36,000 map lookups.
+	all [][]float32
+
+	termsOnce sync.Once
+	termIdx   *termIndex
+}
+
+// terms returns the word index of the catalog, building it on first use.
+func (ts *TitleSpace) terms() *termIndex {
+	ts.termsOnce.Do(func() { ts.termIdx = buildTermIndex(ts.catalog) })
+	return ts.termIdx
+}
+
+// Positions returns the position of each title in the catalog (by id), -1
+// for titles outside it.
+func (ts *TitleSpace) Positions(titles []memento.Title) []int32 {
+	pos, whole := ts.positions(titles)
+	if whole {
+		pos = make([]int32, len(titles))
+		for i := range pos {
+			pos[i] = int32(i)
+		}
+	}
+	return pos
+}
+
+// positions is Positions without the work for the whole catalog in its
+// order: then it returns nil and true, and each title's position is its
+// index.
+func (ts *TitleSpace) positions(titles []memento.Title) ([]int32, bool) {
+	if ts.isWhole(titles) {
+		return nil, true
+	}
+	x := ts.terms()
+	out := make([]int32, len(titles))
+	for i, t := range titles {
+		if p, ok := x.pos[t.ID]; ok {
+			out[i] = p
+		} else {
+			out[i] = -1
+		}
+	}
+	return out, false
+}
+
+// isWhole reports whether titles are the whole catalog in its order
+// (comparing ids, which costs next to nothing when the strings are the
+// catalog's own).
+func (ts *TitleSpace) isWhole(titles []memento.Title) bool {
+	if len(titles) != len(ts.catalog) || len(titles) == 0 {
+		return false
+	}
+	for i := range titles {
+		if titles[i].ID != ts.catalog[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
+// NewTitleSpace returns the space of catalog's titles under embedder. The
+// catalog (in a fixed order, such as catalog.Index.All) gives the
+// whitening statistics and the titles Warm embeds; titles outside it are
+// embedded when first ranked. With an empty catalog vectors are only
+// normalised.
+func NewTitleSpace(embedder memento.Embedder, catalog []memento.Title) *TitleSpace {
+	return &TitleSpace{embedder: embedder, catalog: catalog, index: map[string][]float32{}}
+}
+
+// EmbedderID is the id of the embedder whose vectors the space holds.
+func (ts *TitleSpace) EmbedderID() string { return ts.embedder.ID() }
+
+// stats computes the whitening statistics on first use; a failure (the
+// embedder is unavailable) is tried again by the next caller.
+func (ts *TitleSpace) stats(ctx context.Context) error {
+	ts.statsMu.Lock()
+	defer ts.statsMu.Unlock()
+	if ts.ready {
+		return nil
+	}
+	dim := ts.embedder.Dim()
+	mean, scale := make([]float32, dim), make([]float32, dim)
+	for d := range scale {
+		scale[d] = 1
+	}
+	if n := len(ts.catalog); n > 0 {
+		step := max(1, n/StatsSample)
+		var texts []string
+		for i := 0; i < n; i += step {
+			texts = append(texts, TitleText(ts.catalog[i]))
+		}
+		vs, err := ts.embedAll(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("title statistics: %w", err)
+		}
+		mean, scale = whitening(vs, dim)
+	}
+	ts.mean, ts.scale, ts.ready = mean, scale, true
+	return nil
+}
+
+// shrinkTitles is the weight, in titles, of the prior the whitening
+// statistics shrink towards: a mean of zero and the same variance in
+// every dimension (plain cosine). With the full sample of StatsSample
+// titles the data dominates; a catalog of a dozen titles, whose
+// per-dimension variances mean little, is compared by nearly plain cosine.
+const shrinkTitles = 50
+
+// whitening estimates each dimension's mean and the scale (one over the
+// standard deviation) from sample vectors, shrunk towards the prior.
+func whitening(vs [][]float32, dim int) (mean, scale []float32) {
+	n := float64(len(vs))
+	sum, sq := make([]float64, dim), make([]float64, dim)
+	for _, v := range vs {
+		for d := 0; d < dim && d < len(v); d++ {
+			sum[d] += float64(v[d])
+		}
+	}
+	for d := range sum {
+		sum[d] /= n
+	}
+	var avg float64
+	for _, v := range vs {
+		for d := 0; d < dim && d < len(v); d++ {
+			x := float64(v[d]) - sum[d]
+			sq[d] += x * x
+			avg += x * x
+		}
+	}
+	avg /= n * float64(dim)
+	// The floor keeps dimensions that hardly vary (unused hash buckets)
+	// from being blown up into noise.
+	const floor = 1e-4
+	mean, scale = make([]float32, dim), make([]float32, dim)
+	for d := range sum {
+		mean[d] = float32(sum[d] * n / (n + shrinkTitles))
+		variance := (sq[d] + shrinkTitles*avg) / (n + shrinkTitles)
+		scale[d] = float32(1 / math.Sqrt(variance+floor))
+	}
+	return mean, scale
+}
+
+// embedAll embeds texts in batches, on all processors.
+func (ts *TitleSpace) embedAll(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	batches := (len(texts) + embedBatch - 1) / embedBatch
+	workers := min(runtime.GOMAXPROCS(0), batches)
+	errs := make([]error, batches)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for b := range next {
+				lo, hi := b*embedBatch, min((b+1)*embedBatch, len(texts))
+				vs, err := ts.embedder.Embed(ctx, texts[lo:hi])
+				if err == nil && len(vs) != hi-lo {
+					err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vs), hi-lo)
+				}
+				if err != nil {
+					errs[b] = err
+					continue
+				}
+				copy(out[lo:hi], vs)
+			}
+		})
+	}
+	for b := range batches {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Concept returns a concept vector scaled like the titles and normalised.
+// A vector of another length is returned normalised as it is.
+func (ts *TitleSpace) Concept(ctx context.Context, v []float32) ([]float32, error) {
+	if err := ts.stats(ctx); err != nil {
+		return nil, err
+	}
+	if len(v) != len(ts.scale) {
+		return Normalize(v), nil
+	}
+	out := make([]float32, len(v))
+	for d, x := range v {
+		out[d] = x * ts.scale[d]
+	}
+	return Normalize(out), nil
+}
+
+// Vectors returns the whitened unit vector of each title, embedding (in
+// batches) those seen for the first time.
+func (ts *TitleSpace) Vectors(ctx context.Context, titles []memento.Title) ([][]float32, error) {
+	vs, shared, err := ts.vectors(ctx, titles)
+	if shared {
+		vs = slices.Clone(vs)
+	}
+	return vs, err
+}
+
+// vectors is Vectors without copying the whole catalog's vectors: when
+// shared is true the slice is the space's own and must not be modified.
+func (ts *TitleSpace) vectors(ctx context.Context, titles []memento.Title) (vs [][]float32, shared bool, err error) {
+	if err := ts.stats(ctx); err != nil {
+		return nil, false, err
+	}
+	if all := ts.whole(titles); all != nil {
+		return all, true, nil
+	}
+	out := make([][]float32, len(titles))
+	var missing []int
+	ts.mu.RLock()
+	for i, t := range titles {
+		if v, ok := ts.index[t.ID]; ok {
+			out[i] = v
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	ts.mu.RUnlock()
+	if len(missing) == 0 {
+		return out, false, nil
+	}
+	texts := make([]string, 0, len(missing))
+	seen := make(map[string]int, len(missing))
+	var first []int // index into titles of the first occurrence of each text
+	for _, i := range missing {
+		if _, ok := seen[titles[i].ID]; ok {
+			continue
+		}
+		seen[titles[i].ID] = len(texts)
+		texts = append(texts, TitleText(titles[i]))
+		first = append(first, i)
+	}
+	raw, err := ts.embedAll(ctx, texts)
+	if err != nil {
+		return nil, false, fmt.Errorf("embed titles: %w", err)
+	}
+	ts.mu.Lock()
+	for k, i := range first {
+		id := titles[i].ID
+		if v, ok := ts.index[id]; ok { // embedded meanwhile by another caller
+			raw[k] = v
+			continue
+		}
+		v := ts.alloc(len(raw[k]))
+		ts.whiten(v, raw[k])
+		ts.index[id] = v
+		raw[k] = v
+	}
+	ts.mu.Unlock()
+	for _, i := range missing {
+		out[i] = raw[seen[titles[i].ID]]
+	}
+	return out, false, nil
+}
+
+// alloc carves a vector of n values out of the current block. The caller
+// holds mu.
+func (ts *TitleSpace) alloc(n int) []float32 {
+	if len(ts.block) < n {
+		ts.block = make([]float32, n*blockVectors)
+	}
+	v := ts.block[:n:n]
+	ts.block = ts.block[n:]
+	return v
+}
+
+// whiten writes the whitened, normalised raw vector into dst.
+func (ts *TitleSpace) whiten(dst, raw []float32) {
+	if len(raw) != len(ts.scale) {
+		copy(dst, Normalize(raw))
+		return
+	}
+	var norm float64
+	for d, x := range raw {
+		y := (x - ts.mean[d]) * ts.scale[d]
+		dst[d] = y
+		norm += float64(y) * float64(y)
+	}
+	if norm == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(norm))
+	for d := range dst {
+		dst[d] *= inv
+	}
+}
+
+// Warm embeds every catalog title now, so that the first ranking does not
+// pay for it. It is safe to call concurrently with ranking.
+func (ts *TitleSpace) Warm(ctx context.Context) error {
+	all, _, err := ts.vectors(ctx, ts.catalog)
+	if err != nil {
+		return err
+	}
+	ts.mu.Lock()
+	ts.all = all
+	ts.mu.Unlock()
+	return nil
+}
+
+// whole returns the catalog's vectors (the space's own slice) when titles
+// are the whole catalog in its order and Warm has run, or nil.
+func (ts *TitleSpace) whole(titles []memento.Title) [][]float32 {
+	ts.mu.RLock()
+	all := ts.all
+	ts.mu.RUnlock()
+	if all == nil || !ts.isWhole(titles) {
+		return nil
+	}
+	return all
+}
+
+// Len is the number of titles embedded so far.
+func (ts *TitleSpace) Len() int {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	return len(ts.index)
+}

@@ -1,0 +1,226 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// Threads is what the assembler reads of a thread.
+type Threads interface {
+	ThreadState(ctx context.Context, s memento.Scope, thread string) (*memento.ThreadState, error)
+	LatestSummary(ctx context.Context, s memento.Scope, thread string) (*memento.Summary, error)
+}
+
+// Attributes lists the user's current memories; the assembler reads the
+// semantic values.
+type Attributes interface {
+	Memories(ctx context.Context, s memento.Scope, f memento.MemoryFilter) ([]memento.Memory, error)
+}
+
+// Assembler builds everything a prompt needs about a user, with no
+// language-model call: the thread's active context and latest summary,
+// the user's current semantic attribute values, and the items its
+// recallers bring back for the query, merged by score. It is itself a
+// memento.Recaller (the merge), so recallers of other memories
+// (preferences, profiles) plug in by being added to Recallers.
+type Assembler struct {
+	Threads    Threads
+	Attributes Attributes
+	Recallers  []memento.Recaller
+	// Embedder embeds the query once for every recaller; nil leaves each
+	// recaller to embed (or not) on its own.
+	Embedder memento.Embedder
+	Clock    memento.Clock
+}
+
+// New returns the assembler over a store with the two recallers of
+// attribute memory (memories and past messages) and the given extra
+// recallers.
+func New(store interface {
+	Threads
+	Attributes
+	memento.RecallStore
+}, e memento.Embedder, extra ...memento.Recaller) *Assembler {
+	rs := []memento.Recaller{&Memories{Store: store, Embedder: e}, &Messages{Store: store, Embedder: e}}
+	return &Assembler{Threads: store, Attributes: store, Recallers: append(rs, extra...), Embedder: e}
+}
+
+// Context is the assembled memory of a user for a prompt. Its JSON is the
+// body of GET /v1/users/{user}/context.
+type Context struct {
+	User   string `json:"user"`
+	Thread string `json:"thread,omitempty"`
+	Query  string `json:"query"`
+	// ActiveContext and Summary are the thread's, nil without a thread
+	// (or a summary).
+	ActiveContext *memento.ActiveContext `json:"activeContext"`
+	Summary       *memento.Summary       `json:"summary"`
+	// Attributes are the current semantic values, by attribute.
+	Attributes []memento.Memory `json:"attributes"`
+	// Items are the relevant memories and messages, best first, each with
+	// its score breakdown and sources.
+	Items []memento.RecallItem `json:"items"`
+	// Text renders all of it for a prompt; Tokens estimates its length
+	// (memento.EstimateTokens).
+	Text   string `json:"text"`
+	Tokens int    `json:"tokens"`
+	// TookMS is how long the assembly took, in milliseconds.
+	TookMS float64 `json:"tookMs"`
+}
+
+// Recall merges the items of every recaller: each is asked for twice q.K
+// items, the union is ordered by score, an item from one message is
+// dropped when a better item came from the same message (an episode and
+// the message it came from say the same thing), and q.K are kept.
+// Errors: EINVALID.
+func (a *Assembler) Recall(ctx context.Context, q memento.RecallQuery) ([]memento.RecallItem, error) {
+	if err := checkQuery(&q); err != nil {
+		return nil, err
+	}
+	if q.Scope.Tenant == "" {
+		q.Scope.Tenant = memento.DefaultTenant
+	}
+	if a.Embedder != nil && q.Query != "" && q.Vector == nil {
+		if vs, err := a.Embedder.Embed(ctx, []string{q.Query}); err == nil && len(vs) == 1 {
+			q.Vector, q.Embedder = vs[0], a.Embedder.ID()
+		}
+	}
+	wide := q
+	wide.K = min(2*q.K, MaxK)
+	var all []memento.RecallItem
+	for _, r := range a.Recallers {
+		items, err := r.Recall(ctx, wide)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Score > all[j].Score })
+	covered := map[string]bool{}
+	out := make([]memento.RecallItem, 0, q.K)
+	for _, it := range all {
+		if len(out) == q.K {
+			break
+		}
+		// Only an item from one message says the same as that message; a
+		// semantic value merged from many neither hides nor is hidden.
+		if len(it.Sources) == 1 {
+			if covered[it.Sources[0]] {
+				continue
+			}
+			covered[it.Sources[0]] = true
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// Assemble builds the context of q. Errors: EINVALID.
+func (a *Assembler) Assemble(ctx context.Context, q memento.RecallQuery) (*Context, error) {
+	start := time.Now()
+	if a.Clock != nil && q.Now.IsZero() {
+		q.Now = a.Clock.Now()
+	}
+	if err := checkQuery(&q); err != nil {
+		return nil, err
+	}
+	out := &Context{User: q.Scope.User, Thread: q.Thread, Query: q.Query}
+	if q.Thread != "" && a.Threads != nil {
+		st, err := a.Threads.ThreadState(ctx, q.Scope, q.Thread)
+		if err != nil {
+			return nil, fmt.Errorf("assemble context: %w", err)
+		}
+		ac := st.Context
+		out.ActiveContext = &ac
+		if out.Summary, err = a.Threads.LatestSummary(ctx, q.Scope, q.Thread); err != nil {
+			return nil, fmt.Errorf("assemble context: %w", err)
+		}
+	}
+	out.Attributes = []memento.Memory{}
+	if a.Attributes != nil {
+		attrs, err := a.Attributes.Memories(ctx, q.Scope, memento.MemoryFilter{Mode: memento.ModeSemantic})
+		if err != nil {
+			return nil, fmt.Errorf("assemble context: %w", err)
+		}
+		out.Attributes = attrs
+	}
+	items, err := a.Recall(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("assemble context: %w", err)
+	}
+	out.Items = items
+	out.Text = Render(out)
+	out.Tokens = memento.EstimateTokens(out.Text)
+	out.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	return out, nil
+}
+
+// Render writes a context as the text block a prompt holds: the thread's
+// constraints and summary, what the user has said about themselves, and
+// the relevant memories and messages with their dates.
+func Render(c *Context) string {
+	var b strings.Builder
+	if c.ActiveContext != nil && c.ActiveContext.HasConstraints() {
+		b.WriteString("Current request: " + describe(*c.ActiveContext) + "\n")
+	}
+	if c.Summary != nil && strings.TrimSpace(c.Summary.Text) != "" {
+		b.WriteString("Summary of this conversation: " + strings.TrimSpace(c.Summary.Text) + "\n")
+	}
+	if len(c.Attributes) > 0 {
+		b.WriteString("What the user has said about themselves:\n")
+		for _, m := range c.Attributes {
+			fmt.Fprintf(&b, "- %s: %s\n", m.Attribute, m.Value)
+		}
+	}
+	var rel []memento.RecallItem
+	for _, it := range c.Items {
+		if it.Kind != memento.RecallAttribute || len(c.Attributes) == 0 {
+			rel = append(rel, it)
+		}
+	}
+	if len(rel) > 0 {
+		b.WriteString("Relevant memories:\n")
+		for _, it := range rel {
+			date := ""
+			if it.At != nil && !it.At.IsZero() {
+				date = it.At.Format("2 Jan 2006") + ", "
+			}
+			fmt.Fprintf(&b, "- (%s%s) %s\n", date, it.Kind, oneLine(it.Text))
+		}
+	}
+	return b.String()
+}
+
+// describe renders an active context's constraints briefly.
+func describe(ac memento.ActiveContext) string {
+	var parts []string
+	if len(ac.Genres) > 0 {
+		parts = append(parts, "genres "+strings.Join(ac.Genres, ", "))
+	}
+	if ac.TitleType != "" {
+		parts = append(parts, "type "+ac.TitleType)
+	}
+	if ac.MinYear != nil {
+		parts = append(parts, fmt.Sprintf("from %d", *ac.MinYear))
+	}
+	if ac.MaxYear != nil {
+		parts = append(parts, fmt.Sprintf("up to %d", *ac.MaxYear))
+	}
+	if len(ac.People) > 0 {
+		parts = append(parts, "with "+strings.Join(ac.People, ", "))
+	}
+	if ac.FreeText != "" {
+		parts = append(parts, "about "+ac.FreeText)
+	}
+	if n := len(ac.ExcludedTitleIDs); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d titles excluded", n))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

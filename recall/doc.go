@@ -1,0 +1,30 @@
+// Package recall brings memories back for a prompt, with no language-model
+// call: the read side of attribute memory.
+//
+// # How data flows
+//
+// A query (user, optional thread, text, k) goes to an Assembler. It reads
+// the thread's active context and latest summary and the user's current
+// semantic attribute values, embeds the query once, and asks each of its
+// memento.Recallers for candidates:
+//
+//   - Memories: the store's best BM25 matches over current memory values
+//     and its most recent memories, each with its stored embedding;
+//   - Messages: the best BM25 matches over past messages, the messages
+//     next to each match in its thread, and the most recent messages;
+//   - any other recaller added to Assembler.Recallers (preferences,
+//     profiles).
+//
+// A recaller scores its bounded candidate set in Go (see Weights): BM25
+// normalised by the best match, cosine similarity of embeddings by the
+// same embedder, exponential recency and, for messages, the relevance of
+// the neighbouring turns. Every item keeps its score breakdown and its
+// sources (message ids). The assembler merges the recallers' items by
+// score, drops an item whose sources better items already cover, keeps
+// k, and renders everything as one text block with an estimated token
+// count (memento.EstimateTokens).
+//
+// The store bounds every candidate query, so the read path never scans a
+// user's whole history: with the defaults, at most about 400 candidates
+// are scored however many memories a user has.
+package recall

@@ -1,0 +1,388 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+
+	"github.com/memento-ai/memento"
+)
+
+// Bounds of a candidate query, so the read path never scans without limit.
+const (
+	MaxCandidateKeyword   = 500
+	MaxCandidateRecent    = 2000
+	MaxCandidateNeighbors = 5
+)
+
+// checkCandidateQuery validates the bounds of q.
+func checkCandidateQuery(q memento.CandidateQuery) error {
+	switch {
+	case q.Keyword < 0 || q.Keyword > MaxCandidateKeyword:
+		return memento.Errorf(memento.EINVALID, "keyword candidates must be 0 to %d, got %d", MaxCandidateKeyword, q.Keyword)
+	case q.Recent < 0 || q.Recent > MaxCandidateRecent:
+		return memento.Errorf(memento.EINVALID, "recent candidates must be 0 to %d, got %d", MaxCandidateRecent, q.Recent)
+	case q.Neighbors < 0 || q.Neighbors > MaxCandidateNeighbors:
+		return memento.Errorf(memento.EINVALID, "neighbors must be 0 to %d, got %d", MaxCandidateNeighbors, q.Neighbors)
+	}
+	return nil
+}
+
+// recallStopwords are function words that carry no topic. A question
+// ("when did Melanie go to the museum?") shares them with almost every
+// turn, and ORing them into the match only lets long turns outscore the
+// one that names the museum.
+var recallStopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are aren't as at be because been
+		before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+		during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
+		herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
+		mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she
+		she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
+		there's these they they'd they'll they're they've this those through to too under until up very was wasn't we
+		we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's
+		with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves also just get got go
+		going gone really would will shall may might much many thing things something anything like s t d ll m re ve`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// recallMatch turns a query into an FTS5 query that ORs its topic words,
+// each quoted; with only function words, it ORs those.
+func recallMatch(text string) string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
+	})
+	seen := map[string]bool{}
+	var topic, all []string
+	for _, w := range words {
+		w = strings.Trim(w, "'")
+		if w == "" || seen[w] {
+			continue
+		}
+		seen[w] = true
+		// An apostrophe is not a token character for FTS5; match the word
+		// before it ("melanie's" -> "melanie").
+		if i := strings.IndexByte(w, '\''); i > 0 && !recallStopwords[w] {
+			w = w[:i]
+		}
+		q := `"` + strings.ReplaceAll(w, `'`, ``) + `"`
+		all = append(all, q)
+		if !recallStopwords[w] {
+			topic = append(topic, q)
+		}
+	}
+	if len(topic) == 0 {
+		topic = all
+	}
+	return strings.Join(topic, " OR ")
+}
+
+// periods returns the time ranges (in stored nanoseconds) the keyword
+// matches are taken from: all time, and the query's period when it has
+// one.
+func periods(q memento.CandidateQuery) [][2]int64 {
+	out := [][2]int64{allTime}
+	if !q.From.IsZero() || !q.To.IsZero() {
+		p := allTime
+		if !q.From.IsZero() {
+			p[0] = nanos(q.From)
+		}
+		if !q.To.IsZero() {
+			p[1] = nanos(q.To)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// scopeToken is the FTS5 filter on the scope column of recall's keyword
+// indexes that matches one user's rows (see migration 0002).
+func scopeToken(s memento.Scope) string {
+	return `scope:"u` + strings.ToUpper(hex.EncodeToString([]byte(s.Tenant+"\x1f"+s.User))) + `0"`
+}
+
+// allTime is the period of a query without a date.
+var allTime = [2]int64{math.MinInt64, math.MaxInt64}
+
+// memoryKeywordSQL ranks the user's current memories by BM25 within
+// memories_fts and reads the columns and vectors of the best only. A
+// period needs the rows' times, so it joins before ranking.
+func memoryKeywordSQL(p [2]int64) string {
+	inner := `SELECT rowid AS pk, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank FROM memories_fts
+		WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?`
+	if p != allTime {
+		inner = `SELECT k.pk AS pk, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank
+			FROM memories_fts CROSS JOIN memories AS k ON k.pk = memories_fts.rowid
+			WHERE memories_fts MATCH ? AND k.valid_from >= ? AND k.valid_from < ?
+			ORDER BY rank, k.valid_from DESC LIMIT ?`
+	}
+	return `SELECT ` + memoryCandidateColumns + `, top.rank FROM (` + inner + `) AS top
+		CROSS JOIN memories AS m ON m.pk = top.pk
+		LEFT JOIN memory_vectors AS v ON v.memory_pk = m.pk
+		ORDER BY top.rank`
+}
+
+func memoryKeywordArgs(match string, p [2]int64, limit int) []any {
+	if p != allTime {
+		return []any{match, p[0], p[1], limit}
+	}
+	return []any{match, limit}
+}
+
+// messageKeywordSQL is memoryKeywordSQL for messages. A thread to leave
+// out is filtered after ranking, from twice as many matches.
+func messageKeywordSQL(p [2]int64) string {
+	inner := `SELECT rowid AS pk, bm25(message_search, 1.0, 0.0) AS rank FROM message_search
+		WHERE message_search MATCH ? ORDER BY rank LIMIT ?`
+	if p != allTime {
+		inner = `SELECT k.pk AS pk, bm25(message_search, 1.0, 0.0) AS rank
+			FROM message_search CROSS JOIN messages AS k ON k.pk = message_search.rowid
+			WHERE message_search MATCH ? AND k.at >= ? AND k.at < ?
+			ORDER BY rank, k.at DESC LIMIT ?`
+	}
+	return `SELECT ` + messageCandidateColumns + `, top.rank FROM (` + inner + `) AS top
+		CROSS JOIN messages AS m ON m.pk = top.pk
+		LEFT JOIN message_vectors AS v ON v.message_pk = m.pk
+		WHERE m.thread_id <> ?
+		ORDER BY top.rank LIMIT ?`
+}
+
+func messageKeywordArgs(match string, p [2]int64, q memento.CandidateQuery) []any {
+	limit := q.Keyword
+	if q.ExcludeThread != "" {
+		limit *= 2
+	}
+	if p != allTime {
+		return []any{match, p[0], p[1], limit, q.ExcludeThread, q.Keyword}
+	}
+	return []any{match, limit, q.ExcludeThread, q.Keyword}
+}
+
+// memoryCandidateColumns are read by scanMemoryCandidate, prefixed "m.".
+const memoryCandidateColumns = `m.id, m.kind, m.attribute, m.value, m.valid_from, m.sources, m.thread_id, coalesce(v.embedder, ''), v.embedding`
+
+func scanMemoryCandidate(r rowScanner, extra ...any) (memento.RecallCandidate, error) {
+	var c memento.RecallCandidate
+	var from int64
+	var sources string
+	var emb []byte
+	dest := append([]any{&c.ID, &c.Kind, &c.Attribute, &c.Text, &from, &sources, &c.Thread, &c.Embedder, &emb}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return c, err
+	}
+	c.At, c.Vector = fromNanos(from), memVectorFrom(emb)
+	if err := json.Unmarshal([]byte(sources), &c.Sources); err != nil {
+		return c, fmt.Errorf("decode sources of memory %s: %w", c.ID, err)
+	}
+	return c, nil
+}
+
+// MemoryCandidates returns the user's current memories for recall: the
+// q.Keyword best BM25 matches of q.Query over value and attribute, and the
+// q.Recent most recently valid, each once, with their embeddings. It reads
+// one snapshot. Errors: EINVALID.
+func (db *DB) MemoryCandidates(ctx context.Context, s memento.Scope, q memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCandidateQuery(q); err != nil {
+		return nil, err
+	}
+	var out []memento.RecallCandidate
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		out = []memento.RecallCandidate{}
+		seen := map[string]int{}
+		if match := recallMatch(q.Query); match != "" && q.Keyword > 0 {
+			match = scopeToken(s) + " AND (" + match + ")"
+			for _, p := range periods(q) {
+				rows, err := tx.QueryContext(ctx, memoryKeywordSQL(p), memoryKeywordArgs(match, p, q.Keyword)...)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+					var rank float64
+					c, err := scanMemoryCandidate(rows, &rank)
+					if err != nil {
+						rows.Close()
+						return err
+					}
+					if _, dup := seen[c.ID]; dup {
+						continue
+					}
+					c.BM25 = -rank
+					seen[c.ID] = len(out)
+					out = append(out, c)
+				}
+				rows.Close()
+				if err := rows.Err(); err != nil {
+					return err
+				}
+			}
+		}
+		if q.Recent > 0 {
+			rows, err := tx.QueryContext(ctx, `SELECT `+memoryCandidateColumns+` FROM memories AS m
+				LEFT JOIN memory_vectors AS v ON v.memory_pk = m.pk
+				WHERE m.tenant_id = ? AND m.user_id = ? AND m.valid_to IS NULL
+				ORDER BY m.valid_from DESC LIMIT ?`, s.Tenant, s.User, q.Recent)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				c, err := scanMemoryCandidate(rows)
+				if err != nil {
+					return err
+				}
+				if _, dup := seen[c.ID]; dup {
+					continue
+				}
+				seen[c.ID] = len(out)
+				out = append(out, c)
+			}
+			return rows.Err()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("memory candidates: %w", err)
+	}
+	return out, nil
+}
+
+// messageCandidateColumns are read by scanMessageCandidate; m is messages
+// and v is message_vectors (left-joined).
+const messageCandidateColumns = `m.id, m.thread_id, m.seq, m.role, m.text, m.at, coalesce(v.embedder, ''), v.embedding`
+
+// notRejected leaves out messages the pipeline's hygiene refused as
+// instructions to the system, so recall never carries them into a prompt.
+const notRejected = ` AND NOT EXISTS (SELECT 1 FROM memory_runs AS r WHERE r.tenant_id = m.tenant_id AND r.user_id = m.user_id
+	AND r.message_id = m.id AND r.outcome = 'rejected')`
+
+func scanMessageCandidate(r rowScanner, extra ...any) (memento.RecallCandidate, error) {
+	c := memento.RecallCandidate{Kind: memento.RecallMessage}
+	var at int64
+	var role string
+	var emb []byte
+	dest := append([]any{&c.ID, &c.Thread, &c.Seq, &role, &c.Text, &at, &c.Embedder, &emb}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return c, err
+	}
+	c.Role, c.At, c.Vector = memento.Role(role), fromNanos(at), memVectorFrom(emb)
+	c.Sources = []string{c.ID}
+	return c, nil
+}
+
+// MessageCandidates returns the user's messages for recall: the q.Keyword
+// best BM25 matches of q.Query, the messages up to q.Neighbors positions
+// before and after each match in its thread, and the q.Recent most recent
+// messages, each once, with their embeddings, leaving out the messages of
+// q.ExcludeThread and the messages the pipeline rejected as instructions.
+// It reads one snapshot. Errors: EINVALID.
+func (db *DB) MessageCandidates(ctx context.Context, s memento.Scope, q memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCandidateQuery(q); err != nil {
+		return nil, err
+	}
+	var out []memento.RecallCandidate
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		out = []memento.RecallCandidate{}
+		seen := map[string]bool{}
+		add := func(rows *sql.Rows, keyword, neighbor bool) error {
+			defer rows.Close()
+			for rows.Next() {
+				var rank float64
+				var c memento.RecallCandidate
+				var err error
+				if keyword {
+					c, err = scanMessageCandidate(rows, &rank)
+				} else {
+					c, err = scanMessageCandidate(rows)
+				}
+				if err != nil {
+					return err
+				}
+				if seen[c.ID] {
+					continue
+				}
+				seen[c.ID] = true
+				c.BM25, c.Neighbor = -rank, neighbor
+				out = append(out, c)
+			}
+			return rows.Err()
+		}
+		type pos struct {
+			T string `json:"t"`
+			S int64  `json:"s"`
+		}
+		var around []pos
+		if match := recallMatch(q.Query); match != "" && q.Keyword > 0 {
+			match = scopeToken(s) + " AND (" + match + ")"
+			for _, p := range periods(q) {
+				rows, err := tx.QueryContext(ctx, messageKeywordSQL(p), messageKeywordArgs(match, p, q)...)
+				if err != nil {
+					return err
+				}
+				if err := add(rows, true, false); err != nil {
+					return err
+				}
+			}
+			if q.Neighbors > 0 {
+				for _, c := range out {
+					for d := int64(-q.Neighbors); d <= int64(q.Neighbors); d++ {
+						if d != 0 && c.Seq+d > 0 {
+							around = append(around, pos{T: c.Thread, S: c.Seq + d})
+						}
+					}
+				}
+			}
+		}
+		if len(around) > 0 {
+			list, err := json.Marshal(around)
+			if err != nil {
+				return err
+			}
+			// json_each drives the join, so each neighbour is one lookup
+			// in the (tenant, user, thread, seq) index.
+			rows, err := tx.QueryContext(ctx, `SELECT `+messageCandidateColumns+`
+				FROM json_each(?) AS j CROSS JOIN messages AS m
+				LEFT JOIN message_vectors AS v ON v.message_pk = m.pk
+				WHERE m.tenant_id = ? AND m.user_id = ? AND m.thread_id = j.value ->> '$.t' AND m.seq = j.value ->> '$.s'`+notRejected,
+				string(list), s.Tenant, s.User)
+			if err != nil {
+				return err
+			}
+			if err := add(rows, false, true); err != nil {
+				return err
+			}
+		}
+		if q.Recent > 0 {
+			rows, err := tx.QueryContext(ctx, `SELECT `+messageCandidateColumns+` FROM messages AS m
+				LEFT JOIN message_vectors AS v ON v.message_pk = m.pk
+				WHERE m.tenant_id = ? AND m.user_id = ? AND m.thread_id <> ?`+notRejected+`
+				ORDER BY m.at DESC, m.pk DESC LIMIT ?`, s.Tenant, s.User, q.ExcludeThread, q.Recent)
+			if err != nil {
+				return err
+			}
+			if err := add(rows, false, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("message candidates: %w", err)
+	}
+	return out, nil
+}

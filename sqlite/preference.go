@@ -1,0 +1,590 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+var _ memento.PreferenceService = (*DB)(nil)
+
+// prefClusterStale is how long a pending clustering job may stay pending
+// before a change enqueues another one: a job that ran out of attempts
+// must not stop a user's clusters from ever being refreshed again.
+const prefClusterStale = 10 * time.Minute
+
+// maxConceptLen bounds a preference concept.
+const maxConceptLen = 200
+
+// prefColumns are the columns scanPreference reads, in order, from a query
+// over preferences p.
+const prefColumns = `p.id, p.concept, p.kind, p.weight, p.evidence, p.sources, p.embedder, p.vector,
+	p.first_seen, p.last_seen,
+	(SELECT min(m.cluster_id) FROM preference_cluster_members m
+	 WHERE m.tenant_id = p.tenant_id AND m.user_id = p.user_id AND m.preference_id = p.id)`
+
+// scanPreference reads one row of prefColumns.
+func scanPreference(sc interface{ Scan(...any) error }) (memento.Preference, error) {
+	var p memento.Preference
+	var sources string
+	var blob []byte
+	var first, last int64
+	var cluster sql.NullString
+	if err := sc.Scan(&p.ID, &p.Concept, &p.Kind, &p.Weight, &p.Evidence, &sources, &p.Embedder, &blob, &first, &last, &cluster); err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal([]byte(sources), &p.Sources); err != nil {
+		return p, fmt.Errorf("decode sources of preference %s: %w", p.ID, err)
+	}
+	if p.Sources == nil {
+		p.Sources = []string{}
+	}
+	p.Vector = decodePrefVector(blob)
+	p.FirstSeen, p.LastSeen = fromNanos(first), fromNanos(last)
+	if cluster.Valid {
+		c := cluster.String
+		p.Cluster = &c
+	}
+	return p, nil
+}
+
+// encodePrefVector stores a vector as little-endian float32 values.
+func encodePrefVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// decodePrefVector reads a vector stored by encodePrefVector.
+func decodePrefVector(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// checkPreference validates a preference a merge or a patch wants stored.
+func checkPreference(p memento.Preference) error {
+	switch {
+	case strings.TrimSpace(p.Concept) == "":
+		return memento.Errorf(memento.EINVALID, "preference concept must not be empty")
+	case len(p.Concept) > maxConceptLen:
+		return memento.Errorf(memento.EINVALID, "preference concept must be at most %d bytes, got %d", maxConceptLen, len(p.Concept))
+	case p.Kind != memento.KindTaste && p.Kind != memento.KindFact:
+		return memento.Errorf(memento.EINVALID, "preference kind must be %q or %q, got %q", memento.KindTaste, memento.KindFact, p.Kind)
+	case math.IsNaN(p.Weight) || math.IsInf(p.Weight, 0):
+		return memento.Errorf(memento.EINVALID, "preference weight must be a finite number")
+	case len(p.Vector) == 0 || p.Embedder == "":
+		return memento.Errorf(memento.EINVALID, "preference %q needs a vector and the id of its embedder", p.Concept)
+	}
+	return nil
+}
+
+// prefSourcesJSON encodes sources, keeping the newest MaxPreferenceSources.
+func prefSourcesJSON(sources []string) (string, error) {
+	if len(sources) > memento.MaxPreferenceSources {
+		sources = sources[len(sources)-memento.MaxPreferenceSources:]
+	}
+	if sources == nil {
+		sources = []string{}
+	}
+	b, err := json.Marshal(sources)
+	return string(b), err
+}
+
+// WritePreferences applies new evidence from one source in one write
+// transaction: it records the source (doing nothing if it was applied
+// before), hands the user's preferences of w.Embedder to w.Merge, and
+// writes the changes it returns. A write that changes something bumps the
+// user's version and requests clustering. Errors: EINVALID.
+func (db *DB) WritePreferences(ctx context.Context, s memento.Scope, w memento.PreferenceWrite) (*memento.PreferenceWriteResult, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if w.Merge == nil {
+		return nil, memento.Errorf(memento.EINVALID, "a preference write needs a merge function")
+	}
+	if len(w.Source) > maxIDLen {
+		return nil, memento.Errorf(memento.EINVALID, "preference source id must be at most %d bytes", maxIDLen)
+	}
+	var res *memento.PreferenceWriteResult
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		res = &memento.PreferenceWriteResult{}
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		now := db.now()
+		if w.Source != "" {
+			r, err := tx.ExecContext(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
+				VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, w.Source, nanos(now))
+			if err != nil {
+				return fmt.Errorf("record source: %w", err)
+			}
+			if n, err := r.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return nil // applied before
+			}
+		}
+		res.Applied = true
+		current, err := db.queryPreferences(ctx, tx, `WHERE p.tenant_id = ? AND p.user_id = ? AND p.embedder = ?`, s.Tenant, s.User, w.Embedder)
+		if err != nil {
+			return err
+		}
+		changes, err := w.Merge(current)
+		if err != nil {
+			return err
+		}
+		for _, p := range changes.Insert {
+			p.ID = newID("pref_")
+			if err := db.insertPreference(ctx, tx, s, p, now); err != nil {
+				return err
+			}
+			p.Cluster = nil
+			res.Inserted = append(res.Inserted, p)
+		}
+		for _, p := range changes.Update {
+			if err := db.updatePreference(ctx, tx, s, p, now); err != nil {
+				return err
+			}
+			res.Updated = append(res.Updated, p)
+		}
+		if !changes.Empty() {
+			return db.bumpPreferenceVersion(ctx, tx, s, now)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write preferences of %s/%s: %w", s.Tenant, s.User, err)
+	}
+	return res, nil
+}
+
+func (db *DB) insertPreference(ctx context.Context, tx *sql.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+	if err := checkPreference(p); err != nil {
+		return err
+	}
+	sources, err := prefSourcesJSON(p.Sources)
+	if err != nil {
+		return err
+	}
+	first, last := p.FirstSeen, p.LastSeen
+	if first.IsZero() {
+		first = now
+	}
+	if last.IsZero() {
+		last = first
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO preferences (tenant_id, user_id, id, concept, kind, weight, evidence, sources,
+			embedder, dim, vector, first_seen, last_seen, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.Tenant, s.User, p.ID, p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources,
+		p.Embedder, len(p.Vector), encodePrefVector(p.Vector), nanos(first.UTC()), nanos(last.UTC()), nanos(now), nanos(now))
+	if err != nil {
+		return fmt.Errorf("insert preference %q: %w", p.Concept, err)
+	}
+	return nil
+}
+
+func (db *DB) updatePreference(ctx context.Context, tx *sql.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+	if err := checkPreference(p); err != nil {
+		return err
+	}
+	sources, err := prefSourcesJSON(p.Sources)
+	if err != nil {
+		return err
+	}
+	r, err := tx.ExecContext(ctx, `UPDATE preferences SET concept = ?, kind = ?, weight = ?, evidence = ?, sources = ?,
+			embedder = ?, dim = ?, vector = ?, first_seen = ?, last_seen = ?, updated_at = ?
+		WHERE tenant_id = ? AND user_id = ? AND id = ?`,
+		p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources, p.Embedder, len(p.Vector), encodePrefVector(p.Vector),
+		nanos(p.FirstSeen.UTC()), nanos(p.LastSeen.UTC()), nanos(now), s.Tenant, s.User, p.ID)
+	if err != nil {
+		return fmt.Errorf("update preference %s: %w", p.ID, err)
+	}
+	if n, err := r.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return memento.Errorf(memento.ENOTFOUND, "preference %q not found", p.ID)
+	}
+	return nil
+}
+
+// bumpPreferenceVersion counts a change to the user's preferences and
+// enqueues a clustering job unless one is pending (and not stale).
+func (db *DB) bumpPreferenceVersion(ctx context.Context, tx *sql.Tx, s memento.Scope, now time.Time) error {
+	var requested sql.NullInt64
+	err := tx.QueryRowContext(ctx, `INSERT INTO preference_state (tenant_id, user_id, version) VALUES (?, ?, 1)
+		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = version + 1
+		RETURNING cluster_requested_at`, s.Tenant, s.User).Scan(&requested)
+	if err != nil {
+		return fmt.Errorf("bump preference version: %w", err)
+	}
+	if requested.Valid && now.Sub(fromNanos(requested.Int64)) < prefClusterStale {
+		return nil // a pending job will see this change
+	}
+	return db.requestPreferenceClusters(ctx, tx, s, now)
+}
+
+// requestPreferenceClusters enqueues a clustering job and marks it pending.
+func (db *DB) requestPreferenceClusters(ctx context.Context, tx *sql.Tx, s memento.Scope, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE preference_state SET cluster_requested_at = ? WHERE tenant_id = ? AND user_id = ?`,
+		nanos(now), s.Tenant, s.User); err != nil {
+		return fmt.Errorf("mark clustering pending: %w", err)
+	}
+	return db.insertJobs(ctx, tx, s, []memento.JobRequest{{
+		Kind:    memento.JobPreferenceClusters,
+		Payload: memento.PreferenceClusterJob{Tenant: s.Tenant, User: s.User},
+	}})
+}
+
+// queryPreferences lists preferences p matching where, oldest first.
+func (db *DB) queryPreferences(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, where string, args ...any) ([]memento.Preference, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+prefColumns+` FROM preferences p `+where+` ORDER BY p.first_seen, p.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list preferences: %w", err)
+	}
+	defer rows.Close()
+	out := []memento.Preference{}
+	for rows.Next() {
+		p, err := scanPreference(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list preferences: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list preferences: %w", err)
+	}
+	return out, nil
+}
+
+// Preferences lists all of a user's preferences, oldest first, with their
+// cluster ids. An unknown user has none.
+func (db *DB) Preferences(ctx context.Context, s memento.Scope) ([]memento.Preference, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	return db.queryPreferences(ctx, db.read, `WHERE p.tenant_id = ? AND p.user_id = ?`, s.Tenant, s.User)
+}
+
+// PatchPreference edits one preference's concept (with its new vector)
+// and/or weight; a new weight restarts the memory's age at p.At (now when
+// zero). Errors: ENOTFOUND, EINVALID.
+func (db *DB) PatchPreference(ctx context.Context, s memento.Scope, id string, p memento.PreferencePatch) (*memento.Preference, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if p.Weight != nil && (math.IsNaN(*p.Weight) || math.IsInf(*p.Weight, 0)) {
+		return nil, memento.Errorf(memento.EINVALID, "weight must be a finite number")
+	}
+	var out memento.Preference
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		cur, err := db.queryPreferences(ctx, tx, `WHERE p.tenant_id = ? AND p.user_id = ? AND p.id = ?`, s.Tenant, s.User, id)
+		if err != nil {
+			return err
+		}
+		if len(cur) == 0 {
+			return memento.Errorf(memento.ENOTFOUND, "preference %q not found", id)
+		}
+		out = cur[0]
+		now := db.now()
+		if p.Concept != nil {
+			out.Concept = strings.TrimSpace(*p.Concept)
+			out.Vector, out.Embedder = p.Vector, p.Embedder
+		}
+		if p.Weight != nil {
+			out.Weight = *p.Weight
+			out.LastSeen = p.At
+			if out.LastSeen.IsZero() {
+				out.LastSeen = now
+			}
+		}
+		if p.Concept == nil && p.Weight == nil {
+			return nil
+		}
+		if err := db.updatePreference(ctx, tx, s, out, now); err != nil {
+			return err
+		}
+		return db.bumpPreferenceVersion(ctx, tx, s, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("patch preference %s: %w", id, err)
+	}
+	return &out, nil
+}
+
+// DeletePreference forgets one preference (and its cluster memberships).
+// Errors: ENOTFOUND.
+func (db *DB) DeletePreference(ctx context.Context, s memento.Scope, id string) error {
+	s, err := checkScope(s)
+	if err != nil {
+		return err
+	}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `DELETE FROM preferences WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, id)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return memento.Errorf(memento.ENOTFOUND, "preference %q not found", id)
+		}
+		// A cluster left without members goes too.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM preference_clusters AS c WHERE c.tenant_id = ? AND c.user_id = ?
+			AND NOT EXISTS (SELECT 1 FROM preference_cluster_members m
+				WHERE m.tenant_id = c.tenant_id AND m.user_id = c.user_id AND m.cluster_id = c.id)`, s.Tenant, s.User); err != nil {
+			return err
+		}
+		return db.bumpPreferenceVersion(ctx, tx, s, db.now())
+	})
+	if err != nil {
+		return fmt.Errorf("delete preference %s: %w", id, err)
+	}
+	return nil
+}
+
+// PreferenceVersion returns the user's version counters.
+func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.PreferenceVersion, error) {
+	var v memento.PreferenceVersion
+	s, err := checkScope(s)
+	if err != nil {
+		return v, err
+	}
+	err = db.read.QueryRowContext(ctx, `SELECT version, clustered_version FROM preference_state WHERE tenant_id = ? AND user_id = ?`,
+		s.Tenant, s.User).Scan(&v.Version, &v.Clustered)
+	if err == sql.ErrNoRows {
+		return v, nil
+	} else if err != nil {
+		return v, fmt.Errorf("preference version: %w", err)
+	}
+	return v, nil
+}
+
+// SavePreferenceClusters replaces the user's clusters. Members that no
+// longer exist are left out, and a cluster left without members is not
+// stored. If the preferences changed since version, another clustering
+// job is enqueued; otherwise the pending one is marked done. Errors:
+// EINVALID, ENOTFOUND for an unknown user.
+func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, version int64, clusters []memento.PreferenceCluster) error {
+	s, err := checkScope(s)
+	if err != nil {
+		return err
+	}
+	for i, c := range clusters {
+		if c.ID == "" || len(c.ID) > maxIDLen {
+			return memento.Errorf(memento.EINVALID, "clusters[%d].id must be 1 to %d bytes", i, maxIDLen)
+		}
+		for j, m := range c.Members {
+			if m.Stance != memento.StanceSupport && m.Stance != memento.StanceOppose {
+				return memento.Errorf(memento.EINVALID, "clusters[%d].members[%d].stance must be %q or %q, got %q",
+					i, j, memento.StanceSupport, memento.StanceOppose, m.Stance)
+			}
+		}
+	}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return memento.Errorf(memento.ENOTFOUND, "user %q not found", s.User)
+		}
+		now := db.now()
+		if _, err := tx.ExecContext(ctx, `DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("delete old clusters: %w", err)
+		}
+		for _, c := range clusters {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO preference_clusters (tenant_id, user_id, id, description, signature, version, created_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, s.Tenant, s.User, c.ID, c.Description, c.Signature, version, nanos(now)); err != nil {
+				return fmt.Errorf("insert cluster %s: %w", c.ID, err)
+			}
+			kept := int64(0)
+			for pos, m := range c.Members {
+				r, err := tx.ExecContext(ctx, `INSERT INTO preference_cluster_members (tenant_id, user_id, cluster_id, preference_id, stance, position)
+					SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM preferences WHERE tenant_id = ? AND user_id = ? AND id = ?)
+					ON CONFLICT DO NOTHING`,
+					s.Tenant, s.User, c.ID, m.Preference, m.Stance, pos, s.Tenant, s.User, m.Preference)
+				if err != nil {
+					return fmt.Errorf("insert member %s of cluster %s: %w", m.Preference, c.ID, err)
+				}
+				k, err := r.RowsAffected()
+				if err != nil {
+					return err
+				}
+				kept += k
+			}
+			if kept == 0 {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, c.ID); err != nil {
+					return err
+				}
+			}
+		}
+		var current int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO preference_state (tenant_id, user_id) VALUES (?, ?)
+			ON CONFLICT (tenant_id, user_id) DO UPDATE SET clustered_version = max(clustered_version, ?)
+			RETURNING version`, s.Tenant, s.User, version).Scan(&current)
+		if err != nil {
+			return fmt.Errorf("record clustered version: %w", err)
+		}
+		if current > version {
+			return db.requestPreferenceClusters(ctx, tx, s, now)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE preference_state SET cluster_requested_at = NULL WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save preference clusters of %s/%s: %w", s.Tenant, s.User, err)
+	}
+	return nil
+}
+
+// PreferenceClusters lists the user's clusters by id, each with its
+// members in the order they were described.
+func (db *DB) PreferenceClusters(ctx context.Context, s memento.Scope) ([]memento.PreferenceCluster, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	out := []memento.PreferenceCluster{}
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id, description, signature, version, created_at FROM preference_clusters
+			WHERE tenant_id = ? AND user_id = ? ORDER BY id`, s.Tenant, s.User)
+		if err != nil {
+			return err
+		}
+		index := map[string]int{}
+		for rows.Next() {
+			var c memento.PreferenceCluster
+			var created int64
+			if err := rows.Scan(&c.ID, &c.Description, &c.Signature, &c.Version, &created); err != nil {
+				rows.Close()
+				return err
+			}
+			c.CreatedAt = fromNanos(created)
+			c.Members = []memento.PreferenceClusterMember{}
+			index[c.ID] = len(out)
+			out = append(out, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT m.cluster_id, m.preference_id, p.concept, m.stance
+			FROM preference_cluster_members m
+			JOIN preferences p ON p.tenant_id = m.tenant_id AND p.user_id = m.user_id AND p.id = m.preference_id
+			WHERE m.tenant_id = ? AND m.user_id = ? ORDER BY m.cluster_id, m.position`, s.Tenant, s.User)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var cluster string
+			var m memento.PreferenceClusterMember
+			if err := rows.Scan(&cluster, &m.Preference, &m.Concept, &m.Stance); err != nil {
+				return err
+			}
+			if i, ok := index[cluster]; ok {
+				out[i].Members = append(out[i].Members, m)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list preference clusters of %s/%s: %w", s.Tenant, s.User, err)
+	}
+	return out, nil
+}
+
+// PreferenceSources lists the ids of the messages and events applied to
+// the user's preferences, in the order they were applied.
+func (db *DB) PreferenceSources(ctx context.Context, s memento.Scope) ([]string, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT source_id FROM preference_sources
+		WHERE tenant_id = ? AND user_id = ? ORDER BY applied_at, source_id`, s.Tenant, s.User)
+	if err != nil {
+		return nil, fmt.Errorf("list preference sources: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list preference sources: %w", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list preference sources: %w", err)
+	}
+	return out, nil
+}
+
+// RestorePreferences replaces the user's preferences (and with them their
+// clusters) and applied sources in one transaction, keeping the given ids,
+// and requests clustering. Errors: EINVALID.
+func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []memento.Preference, sources []string) error {
+	s, err := checkScope(s)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, p := range prefs {
+		if p.ID == "" || len(p.ID) > maxIDLen || seen[p.ID] {
+			return memento.Errorf(memento.EINVALID, "preferences[%d].id must be a unique id of 1 to %d bytes", i, maxIDLen)
+		}
+		seen[p.ID] = true
+		if err := checkPreference(p); err != nil {
+			return err
+		}
+	}
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		now := db.now()
+		for _, q := range []string{`DELETE FROM preferences WHERE tenant_id = ? AND user_id = ?`,
+			`DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ?`,
+			`DELETE FROM preference_sources WHERE tenant_id = ? AND user_id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, s.Tenant, s.User); err != nil {
+				return fmt.Errorf("clear preferences: %w", err)
+			}
+		}
+		for _, p := range prefs {
+			if err := db.insertPreference(ctx, tx, s, p, now); err != nil {
+				return err
+			}
+		}
+		for i, src := range sources {
+			// A nanosecond apart, so they list in the order given.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
+				VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, src, nanos(now)+int64(i)); err != nil {
+				return fmt.Errorf("restore source %s: %w", src, err)
+			}
+		}
+		return db.bumpPreferenceVersion(ctx, tx, s, now)
+	})
+	if err != nil {
+		return fmt.Errorf("restore preferences of %s/%s: %w", s.Tenant, s.User, err)
+	}
+	return nil
+}
