@@ -233,9 +233,11 @@ func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response
 	_, err = a.Threads.SaveTurn(ctx, memento.Turn{
 		Scope:  s,
 		Thread: req.Thread,
+		// Ids follow the thread's sequence, so a replayed conversation
+		// gets the same ids every run and memory can cite them.
 		Messages: []memento.Message{
-			{Role: memento.RoleUser, Text: req.Message, At: now},
-			{Role: memento.RoleAssistant, Text: reply, At: now},
+			{ID: fmt.Sprintf("turn:%s#%d", req.Thread, state.LastSeq+1), Role: memento.RoleUser, Text: req.Message, At: now},
+			{ID: fmt.Sprintf("turn:%s#%d", req.Thread, state.LastSeq+2), Role: memento.RoleAssistant, Text: reply, At: now},
 		},
 		State:   memento.ThreadState{Context: next, LastShown: lastShown},
 		JobsFor: func(stored []memento.Message) []memento.JobRequest { return jobs(s, req.Thread, stored) },
