@@ -12,6 +12,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	mhttp "github.com/memento-ai/memento/http"
+	"github.com/memento-ai/memento/prefs"
 	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/s3"
 	"github.com/memento-ai/memento/snapshot"
@@ -59,10 +60,11 @@ func pingSnapshots(ctx context.Context, st snapshot.Store) error {
 	return nil
 }
 
-// userSections are the per-user sections a snapshot holds beyond the user
-// export: the profile. Components with more per-user data add theirs here.
+// userSections are the per-user sections a snapshot (and the user export)
+// holds beyond messages and memories: the profile and the preferences.
+// Components with more per-user data add theirs here.
 func (a *App) userSections() []memento.UserSection {
-	return []memento.UserSection{profile.Section{Store: a.DB}}
+	return []memento.UserSection{profile.Section{Store: a.DB}, prefs.Section{Store: a.DB}}
 }
 
 // snapshots copies the app's users to and from a snapshot store.
