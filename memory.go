@@ -395,8 +395,10 @@ type CandidateQuery struct {
 	// Recent is how many most recent items to take as well.
 	Recent int
 	// Neighbors, for messages, also takes the messages up to this many
-	// positions before and after each keyword match in its thread.
-	Neighbors int
+	// positions before and after each keyword match in its thread: of the
+	// NeighborHits best matches (0: of every match).
+	Neighbors    int
+	NeighborHits int
 	// ExcludeThread leaves out the messages of a thread (the one a prompt
 	// already holds).
 	ExcludeThread string

@@ -175,3 +175,72 @@ func formatValue(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 }
+
+// GroupedBarChart draws, for each group (such as a metric), one bar per
+// series (such as a system or a baseline) side by side, with a legend and
+// each bar's value, and saves the chart to path.
+func GroupedBarChart(path, title string, groups []string, series map[string][]float64) error {
+	if len(groups) == 0 || len(series) == 0 {
+		return fmt.Errorf("grouped bar chart %s: no data", path)
+	}
+	names := make([]string, 0, len(series))
+	for name, vs := range series {
+		if len(vs) != len(groups) {
+			return fmt.Errorf("grouped bar chart %s: series %q has %d values for %d groups", path, name, len(vs), len(groups))
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	p := newPlot(title, "", "")
+	width := vg.Points(28)
+	top := 0.0
+	for i, name := range names {
+		bars, err := plotter.NewBarChart(plotter.Values(series[name]), width)
+		if err != nil {
+			return fmt.Errorf("grouped bar chart %s: %w", path, err)
+		}
+		bars.Color = plotutil.Color(i)
+		bars.LineStyle.Width = 0
+		bars.Offset = width * vg.Length(2*i-len(names)+1) / 2
+		p.Add(bars)
+		p.Legend.Add(name, bars)
+		for _, v := range series[name] {
+			top = math.Max(top, v)
+		}
+	}
+	p.NominalX(groups...)
+	p.Legend.Top = true
+	p.X.Min, p.X.Max = -0.6, float64(len(groups))-0.4
+	p.Y.Min = 0
+	if top > 0 {
+		p.Y.Max = top * 1.25
+	} else {
+		p.Y.Max = 1
+	}
+	return save(p, path)
+}
+
+// PlotFollowup draws the follow-up scores into dir/followup.png and
+// returns the file.
+func PlotFollowup(dir string, res *FollowupResult) (string, error) {
+	path := filepath.Join(dir, "followup.png")
+	title := fmt.Sprintf("Follow-ups on %d IARD dialogues", res.Dialogues)
+	labels := []string{
+		fmt.Sprintf("rejection compliance (%d turns)", res.RejectTurns),
+		fmt.Sprintf("criteria capture (%d turns)", res.CriteriaTurns),
+	}
+	return path, BarChart(path, title, labels, []float64{res.RejectCompliance, res.CriteriaCapture})
+}
+
+// PlotMovieLens draws hit rate and NDCG of the profile ranking and of the
+// baselines into dir/movielens.png and returns the file.
+func PlotMovieLens(dir string, res *MovieLensResult) (string, error) {
+	path := filepath.Join(dir, "movielens.png")
+	groups := []string{fmt.Sprintf("hit@%d", res.K), fmt.Sprintf("NDCG@%d", res.K)}
+	series := map[string][]float64{"profile ranking": {res.Hit, res.NDCG}}
+	for name, m := range res.Baselines {
+		series[name] = []float64{m.Hit, m.NDCG}
+	}
+	title := fmt.Sprintf("MovieLens: %d users, k = %d", res.Users, res.K)
+	return path, GroupedBarChart(path, title, groups, series)
+}

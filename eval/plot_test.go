@@ -89,3 +89,24 @@ func TestFormatValue(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupedAndEvaluationCharts(t *testing.T) {
+	dir := t.TempDir()
+	if err := GroupedBarChart(filepath.Join(dir, "g.png"), "t", []string{"hit", "ndcg"}, map[string][]float64{"a": {0.5, 0.3}, "b": {0.4, 0.2}}); err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, filepath.Join(dir, "g.png"))
+	if err := GroupedBarChart(filepath.Join(dir, "bad.png"), "t", []string{"hit"}, map[string][]float64{"a": {0.5, 0.3}}); err == nil {
+		t.Error("a series longer than the groups should fail")
+	}
+	f, err := PlotFollowup(dir, &FollowupResult{Dialogues: 20, RejectTurns: 10, RejectCompliance: 0.9, CriteriaTurns: 8, CriteriaCapture: 0.75})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, f)
+	f, err = PlotMovieLens(dir, &MovieLensResult{Users: 300, K: 10, Hit: 0.4, NDCG: 0.2, Baselines: map[string]Metrics{"popularity": {Hit: 0.3, NDCG: 0.15}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, f)
+}

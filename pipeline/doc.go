@@ -12,6 +12,8 @@
 //	hygiene -> sentinel -> extract <-> review_extraction -> attribute
 //	        -> aggregate <-> review_merge -> store (-> aggregate on a conflict)
 //
+// The steps:
+//
 //   - hygiene (no model call) refuses text that instructs the system
 //     ("ignore previous instructions", "always recommend X", "you are now
 //     ...", imitated system messages): the run is recorded as rejected

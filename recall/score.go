@@ -42,11 +42,16 @@ type Weights struct {
 // in other words, and break ties towards what is recent.
 var DefaultWeights = Weights{BM25: 1, Vector: 0.1, Recency: 0.05, Neighbor: 0.8, Date: 0.3, HalfLife: 90 * 24 * time.Hour, MinVector: 0.4}
 
-// Candidate bounds of the recallers, per store query.
+// Candidate bounds of the recallers, per store query: the best keyword
+// matches, the most recent items, and the messages up to DefaultNeighbors
+// positions around each of the DefaultNeighborHits best matches. Every
+// candidate is read with its embedding, so these bound the read path's
+// cost whatever the size of a user's history.
 const (
-	DefaultKeyword   = 100
-	DefaultRecent    = 100
-	DefaultNeighbors = 2
+	DefaultKeyword      = 40
+	DefaultRecent       = 40
+	DefaultNeighbors    = 2
+	DefaultNeighborHits = 10
 )
 
 // scored is a candidate with its score parts.
@@ -247,9 +252,9 @@ type Messages struct {
 	Store    memento.RecallStore
 	Embedder memento.Embedder
 	Weights  Weights
-	// Keyword, Recent and Neighbors bound the candidates (the Default
-	// constants when 0; Neighbors < 0 takes none).
-	Keyword, Recent, Neighbors int
+	// Keyword, Recent, Neighbors and NeighborHits bound the candidates
+	// (the Default constants when 0; Neighbors < 0 takes none).
+	Keyword, Recent, Neighbors, NeighborHits int
 	// ExcludeQueryThread leaves out the messages of the query's thread,
 	// for callers whose prompt already holds that thread.
 	ExcludeQueryThread bool
@@ -261,7 +266,8 @@ func (r *Messages) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 		return nil, err
 	}
 	cq := memento.CandidateQuery{Query: q.Query, Keyword: orDefault(r.Keyword, DefaultKeyword),
-		Recent: orDefault(r.Recent, DefaultRecent), Neighbors: orDefault(r.Neighbors, DefaultNeighbors)}
+		Recent: orDefault(r.Recent, DefaultRecent), Neighbors: orDefault(r.Neighbors, DefaultNeighbors),
+		NeighborHits: orDefault(r.NeighborHits, DefaultNeighborHits)}
 	if r.Neighbors < 0 {
 		cq.Neighbors = 0
 	}

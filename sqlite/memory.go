@@ -140,8 +140,12 @@ func (db *DB) Memories(ctx context.Context, s memento.Scope, f memento.MemoryFil
 		// time instead; the current semantic values are few.
 		table = "memories INDEXED BY memories_one_current"
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM `+table+` WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY mode DESC, attribute, valid_from, pk LIMIT ?`, append(args, limit)...)
+	st, err := db.readStmt(ctx, `SELECT `+memoryColumns+` FROM `+table+` WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY mode DESC, attribute, valid_from, pk LIMIT ?`)
+	if err != nil {
+		return nil, fmt.Errorf("list memories: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list memories: %w", err)
 	}

@@ -29,8 +29,36 @@ func checkCandidateQuery(q memento.CandidateQuery) error {
 		return memento.Errorf(memento.EINVALID, "recent candidates must be 0 to %d, got %d", MaxCandidateRecent, q.Recent)
 	case q.Neighbors < 0 || q.Neighbors > MaxCandidateNeighbors:
 		return memento.Errorf(memento.EINVALID, "neighbors must be 0 to %d, got %d", MaxCandidateNeighbors, q.Neighbors)
+	case q.NeighborHits < 0:
+		return memento.Errorf(memento.EINVALID, "neighbor hits must not be negative, got %d", q.NeighborHits)
 	}
 	return nil
+}
+
+// readQuery runs a read query in tx through a statement prepared once on
+// the read pool (database/sql prepares it once per connection).
+func (db *DB) readQuery(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	st, err := db.readStmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+}
+
+// readStmt returns the statement of query prepared on the read pool.
+func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := db.readStmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	prepared, err := db.read.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	st, loaded := db.readStmts.LoadOrStore(query, prepared)
+	if loaded {
+		prepared.Close()
+	}
+	return st.(*sql.Stmt), nil
 }
 
 // recallStopwords are function words that carry no topic. A question
@@ -119,9 +147,13 @@ func memoryKeywordSQL(p [2]int64) string {
 	inner := `SELECT rowid AS pk, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank FROM memories_fts
 		WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?`
 	if p != allTime {
+		// Rows are mostly stored in time order, so the period's rows lie
+		// in a small range of rowids, which FTS5 seeks to; the join then
+		// keeps those of the period.
 		inner = `SELECT k.pk AS pk, bm25(memories_fts, 1.0, 0.5, 0.0) AS rank
 			FROM memories_fts CROSS JOIN memories AS k ON k.pk = memories_fts.rowid
-			WHERE memories_fts MATCH ? AND k.valid_from >= ? AND k.valid_from < ?
+			WHERE memories_fts MATCH ? AND memories_fts.rowid BETWEEN ? AND ?
+			  AND k.valid_from >= ? AND k.valid_from < ?
 			ORDER BY rank, k.valid_from DESC LIMIT ?`
 	}
 	return `SELECT ` + memoryCandidateColumns + `, top.rank FROM (` + inner + `) AS top
@@ -130,9 +162,9 @@ func memoryKeywordSQL(p [2]int64) string {
 		ORDER BY top.rank`
 }
 
-func memoryKeywordArgs(match string, p [2]int64, limit int) []any {
+func memoryKeywordArgs(match string, p [2]int64, rows [2]int64, limit int) []any {
 	if p != allTime {
-		return []any{match, p[0], p[1], limit}
+		return []any{match, rows[0], rows[1], p[0], p[1], limit}
 	}
 	return []any{match, limit}
 }
@@ -145,7 +177,8 @@ func messageKeywordSQL(p [2]int64) string {
 	if p != allTime {
 		inner = `SELECT k.pk AS pk, bm25(message_search, 1.0, 0.0) AS rank
 			FROM message_search CROSS JOIN messages AS k ON k.pk = message_search.rowid
-			WHERE message_search MATCH ? AND k.at >= ? AND k.at < ?
+			WHERE message_search MATCH ? AND message_search.rowid BETWEEN ? AND ?
+			  AND k.at >= ? AND k.at < ?
 			ORDER BY rank, k.at DESC LIMIT ?`
 	}
 	return `SELECT ` + messageCandidateColumns + `, top.rank FROM (` + inner + `) AS top
@@ -155,15 +188,32 @@ func messageKeywordSQL(p [2]int64) string {
 		ORDER BY top.rank LIMIT ?`
 }
 
-func messageKeywordArgs(match string, p [2]int64, q memento.CandidateQuery) []any {
+func messageKeywordArgs(match string, p [2]int64, rows [2]int64, q memento.CandidateQuery) []any {
 	limit := q.Keyword
 	if q.ExcludeThread != "" {
 		limit *= 2
 	}
 	if p != allTime {
-		return []any{match, p[0], p[1], limit, q.ExcludeThread, q.Keyword}
+		return []any{match, rows[0], rows[1], p[0], p[1], limit, q.ExcludeThread, q.Keyword}
 	}
 	return []any{match, limit, q.ExcludeThread, q.Keyword}
+}
+
+// rowSpan returns the smallest and largest rowid of the user's rows in
+// the period p, by query (which reads an index on time); an empty period
+// gives an empty span.
+func rowSpan(ctx context.Context, tx *sql.Tx, query string, s memento.Scope, p [2]int64) ([2]int64, error) {
+	if p == allTime {
+		return [2]int64{math.MinInt64, math.MaxInt64}, nil
+	}
+	var lo, hi sql.NullInt64
+	if err := tx.QueryRowContext(ctx, query, s.Tenant, s.User, p[0], p[1]).Scan(&lo, &hi); err != nil {
+		return [2]int64{}, err
+	}
+	if !lo.Valid {
+		return [2]int64{1, 0}, nil
+	}
+	return [2]int64{lo.Int64, hi.Int64}, nil
 }
 
 // memoryCandidateColumns are read by scanMemoryCandidate, prefixed "m.".
@@ -204,7 +254,12 @@ func (db *DB) MemoryCandidates(ctx context.Context, s memento.Scope, q memento.C
 		if match := recallMatch(q.Query); match != "" && q.Keyword > 0 {
 			match = scopeToken(s) + " AND (" + match + ")"
 			for _, p := range periods(q) {
-				rows, err := tx.QueryContext(ctx, memoryKeywordSQL(p), memoryKeywordArgs(match, p, q.Keyword)...)
+				span, err := rowSpan(ctx, tx, `SELECT min(pk), max(pk) FROM memories
+					WHERE tenant_id = ? AND user_id = ? AND valid_to IS NULL AND valid_from >= ? AND valid_from < ?`, s, p)
+				if err != nil {
+					return err
+				}
+				rows, err := db.readQuery(ctx, tx, memoryKeywordSQL(p), memoryKeywordArgs(match, p, span, q.Keyword)...)
 				if err != nil {
 					return err
 				}
@@ -229,7 +284,7 @@ func (db *DB) MemoryCandidates(ctx context.Context, s memento.Scope, q memento.C
 			}
 		}
 		if q.Recent > 0 {
-			rows, err := tx.QueryContext(ctx, `SELECT `+memoryCandidateColumns+` FROM memories AS m
+			rows, err := db.readQuery(ctx, tx, `SELECT `+memoryCandidateColumns+` FROM memories AS m
 				LEFT JOIN memory_vectors AS v ON v.memory_pk = m.pk
 				WHERE m.tenant_id = ? AND m.user_id = ? AND m.valid_to IS NULL
 				ORDER BY m.valid_from DESC LIMIT ?`, s.Tenant, s.User, q.Recent)
@@ -330,7 +385,12 @@ func (db *DB) MessageCandidates(ctx context.Context, s memento.Scope, q memento.
 		if match := recallMatch(q.Query); match != "" && q.Keyword > 0 {
 			match = scopeToken(s) + " AND (" + match + ")"
 			for _, p := range periods(q) {
-				rows, err := tx.QueryContext(ctx, messageKeywordSQL(p), messageKeywordArgs(match, p, q)...)
+				span, err := rowSpan(ctx, tx, `SELECT min(pk), max(pk) FROM messages
+					WHERE tenant_id = ? AND user_id = ? AND at >= ? AND at < ?`, s, p)
+				if err != nil {
+					return err
+				}
+				rows, err := db.readQuery(ctx, tx, messageKeywordSQL(p), messageKeywordArgs(match, p, span, q)...)
 				if err != nil {
 					return err
 				}
@@ -339,7 +399,11 @@ func (db *DB) MessageCandidates(ctx context.Context, s memento.Scope, q memento.
 				}
 			}
 			if q.Neighbors > 0 {
-				for _, c := range out {
+				hits := out
+				if q.NeighborHits > 0 && len(hits) > q.NeighborHits {
+					hits = hits[:q.NeighborHits]
+				}
+				for _, c := range hits {
 					for d := int64(-q.Neighbors); d <= int64(q.Neighbors); d++ {
 						if d != 0 && c.Seq+d > 0 {
 							around = append(around, pos{T: c.Thread, S: c.Seq + d})
@@ -355,7 +419,7 @@ func (db *DB) MessageCandidates(ctx context.Context, s memento.Scope, q memento.
 			}
 			// json_each drives the join, so each neighbour is one lookup
 			// in the (tenant, user, thread, seq) index.
-			rows, err := tx.QueryContext(ctx, `SELECT `+messageCandidateColumns+`
+			rows, err := db.readQuery(ctx, tx, `SELECT `+messageCandidateColumns+`
 				FROM json_each(?) AS j CROSS JOIN messages AS m
 				LEFT JOIN message_vectors AS v ON v.message_pk = m.pk
 				WHERE m.tenant_id = ? AND m.user_id = ? AND m.thread_id = j.value ->> '$.t' AND m.seq = j.value ->> '$.s'`+notRejected,
@@ -368,7 +432,7 @@ func (db *DB) MessageCandidates(ctx context.Context, s memento.Scope, q memento.
 			}
 		}
 		if q.Recent > 0 {
-			rows, err := tx.QueryContext(ctx, `SELECT `+messageCandidateColumns+` FROM messages AS m
+			rows, err := db.readQuery(ctx, tx, `SELECT `+messageCandidateColumns+` FROM messages AS m
 				LEFT JOIN message_vectors AS v ON v.message_pk = m.pk
 				WHERE m.tenant_id = ? AND m.user_id = ? AND m.thread_id <> ?`+notRejected+`
 				ORDER BY m.at DESC, m.pk DESC LIMIT ?`, s.Tenant, s.User, q.ExcludeThread, q.Recent)

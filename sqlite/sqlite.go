@@ -163,6 +163,11 @@ type DB struct {
 	mu       sync.Mutex
 	handlers map[string]handler
 	worker   *river.Client[*sql.Tx] // nil unless started
+
+	// readStmts caches statements prepared on the read pool, by SQL text,
+	// for the recall path (memory_recall.go), which would otherwise spend
+	// a fifth of its time parsing.
+	readStmts sync.Map
 }
 
 // Open opens (creating if needed) the store in the SQLite file at path and

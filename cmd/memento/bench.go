@@ -66,7 +66,7 @@ background. Without --db the store is a temporary file removed afterwards; with
 			if err != nil {
 				return err
 			}
-			asm, err := newAssembler(ctx, app)
+			asm, err := app.Assembler(ctx)
 			if err != nil {
 				return err
 			}

@@ -197,7 +197,7 @@ const stepTimeout = 15 * time.Second
 // do runs steps, failing the test with what was being done.
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	ctx, cancel := context.WithTimeout(ctx, stepTimeout*slowdown)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
@@ -227,7 +227,7 @@ func jsAwait[T any](t *testing.T, ctx context.Context, expr string) T {
 // waitFor polls a JavaScript predicate until it holds.
 func waitFor(t *testing.T, ctx context.Context, what, predicate string, timeout time.Duration) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(timeout)))
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(timeout*slowdown)))
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
@@ -280,7 +280,7 @@ func TestBrowserChatAndMemoryInspector(t *testing.T) {
 	exe := chromium(t)
 	t0 := time.Now()
 	server := serveForBrowser(t)
-	ctx := browser(t, exe, 90*time.Second)
+	ctx := browser(t, exe, 90*time.Second*slowdown)
 	t.Logf("%5.1fs browser up", time.Since(t0).Seconds())
 	console := watchConsole(ctx)
 	defer console.check(t)

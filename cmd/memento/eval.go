@@ -20,7 +20,7 @@ func (m *Main) evalCommand() *cobra.Command {
 }
 
 func (m *Main) evalFollowupCommand() *cobra.Command {
-	var data string
+	var data, plotDir string
 	var asJSON, verbose bool
 	cmd := &cobra.Command{
 		Use:   "followup",
@@ -66,6 +66,13 @@ fresh temporary store.`,
 			if err != nil {
 				return err
 			}
+			if plotDir != "" {
+				file, err := eval.PlotFollowup(plotDir, res)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(m.Stderr, "wrote", file)
+			}
 			if !verbose {
 				res.Failures = nil
 			}
@@ -83,6 +90,7 @@ fresh temporary store.`,
 	cmd.Flags().StringVar(&data, "data", "", "IARD JSON file, such as ../shared/data/iard/iard_visible.json")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "list the failed turns")
+	cmd.Flags().StringVar(&plotDir, "plot", "", "write a PNG bar chart of the scores into this folder")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }

@@ -27,7 +27,7 @@ func (m *Main) evalLocomoCommand() *cobra.Command {
 	var data []string
 	var k int
 	var asJSON, verbose, answer bool
-	var plotDir string
+	var plotDir, mode string
 	cmd := &cobra.Command{
 		Use:   "locomo",
 		Short: "Measure evidence recall on LoCoMo conversations, against BM25 and recency",
@@ -49,6 +49,9 @@ answers, as the LoCoMo paper does. Without --db it uses a fresh temporary store.
 			ctx := cmd.Context()
 			if k < 1 || k > recall.MaxK {
 				return memento.Errorf(memento.EINVALID, "--k must be 1 to %d, got %d", recall.MaxK, k)
+			}
+			if mode != "" && !memento.ValidMode(mode) {
+				return memento.Errorf(memento.EINVALID, "--mode must be %s or %s, got %q", memento.ModeSemantic, memento.ModeEpisodic, mode)
 			}
 			convs, err := eval.ReadLoCoMoFiles(data)
 			if err != nil {
@@ -81,6 +84,7 @@ answers, as the LoCoMo paper does. Without --db it uses a fresh temporary store.
 			if err != nil {
 				return err
 			}
+			rec.mode = mode
 			opts := eval.LoCoMoOptions{K: k, Answerer: answerer}
 			if plotDir != "" {
 				opts.CurveK = locomoCurveK
@@ -113,6 +117,7 @@ answers, as the LoCoMo paper does. Without --db it uses a fresh temporary store.
 	cmd.Flags().StringVar(&plotDir, "plot", "", "write PNG charts into this folder")
 	cmd.Flags().BoolVar(&answer, "answer", false, "also answer each question with the configured OpenAI-compatible model and score token F1")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "list the questions whose evidence was not all recalled")
+	cmd.Flags().StringVar(&mode, "mode", "", "override every attribute's memory mode for the conversations' users: semantic or episodic")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
@@ -124,13 +129,16 @@ answers, as the LoCoMo paper does. Without --db it uses a fresh temporary store.
 type locomoSystem struct {
 	app       *App
 	assembler *recall.Assembler
+	// mode, when set, overrides every attribute's memory mode for the
+	// conversations' users.
+	mode string
 
 	mu   sync.Mutex
 	last map[string]time.Time // the time of each user's newest message
 }
 
 func newLocomoSystem(ctx context.Context, app *App) (*locomoSystem, error) {
-	asm, err := newAssembler(ctx, app)
+	asm, err := app.Assembler(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,26 +148,19 @@ func newLocomoSystem(ctx context.Context, app *App) (*locomoSystem, error) {
 	return &locomoSystem{app: app, assembler: asm, last: map[string]time.Time{}}, nil
 }
 
-// newAssembler is the context assembler over the app's store and
-// embedder with the preference recaller, as the evaluations and the
-// benchmark measure it.
-func newAssembler(ctx context.Context, app *App) (*recall.Assembler, error) {
-	emb, err := app.Embedder(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := app.PrefsRecaller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return recall.New(app.DB, emb, pr), nil
-}
-
 // ingest appends the messages thread by thread (sessions in order), each
 // with its background jobs in the same transaction, and waits until every
 // job has ended.
 func (s *locomoSystem) ingest(ctx context.Context, user string, msgs []memento.Message) error {
 	scope := s.app.Scope(user)
+	if s.mode != "" {
+		if _, err := s.app.DB.EnsureUser(ctx, scope); err != nil {
+			return err
+		}
+		if err := s.app.DB.SetMemoryMode(ctx, scope, "*", s.mode); err != nil {
+			return err
+		}
+	}
 	var threads []string
 	byThread := map[string][]memento.Message{}
 	var newest time.Time

@@ -28,7 +28,7 @@ func parseUserRange(s string) (int, int, error) {
 }
 
 func (m *Main) evalMovielensCommand() *cobra.Command {
-	var data, users string
+	var data, users, plotDir string
 	var k int
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -55,6 +55,13 @@ rated in training) is measured in the same run. Users without a held-out title r
 			if err != nil {
 				return err
 			}
+			if plotDir != "" {
+				file, err := eval.PlotMovieLens(plotDir, res)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(m.Stderr, "wrote", file)
+			}
 			if asJSON {
 				return json.NewEncoder(m.Stdout).Encode(res)
 			}
@@ -71,6 +78,7 @@ rated in training) is measured in the same run. Users without a held-out title r
 	cmd.Flags().StringVar(&users, "users", "1-300", "range of user ids to evaluate")
 	cmd.Flags().IntVar(&k, "k", 10, "titles recommended per user")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&plotDir, "plot", "", "write a PNG chart of hit rate and NDCG against the baselines into this folder")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }

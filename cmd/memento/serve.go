@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
 	mhttp "github.com/memento-ai/memento/http"
+	"github.com/memento-ai/memento/prefs"
 )
 
 func (m *Main) serveCommand() *cobra.Command {
@@ -71,6 +73,20 @@ func (m *Main) serve(ctx context.Context) error {
 		return err
 	}
 	app.onClose(srv.Close)
+	// The preference scorer embeds the catalog once; do it now, in the
+	// background, rather than in the first user's turn.
+	for _, sc := range ag.Scorers {
+		if ps, ok := sc.(*prefs.Scorer); ok && ps.Titles != nil {
+			go func() {
+				start := time.Now()
+				if err := ps.Titles.Warm(context.WithoutCancel(ctx)); err != nil {
+					app.Logger.Warn("warming the title vectors failed; the first ranking will do it", "err", err)
+					return
+				}
+				app.Logger.Info("title vectors ready", "took", time.Since(start).Round(time.Millisecond))
+			}()
+		}
+	}
 	m.serving = true
 	app.Logger.Info("memento serving", "url", srv.URL(), "version", Version, "config", m.Config.String())
 	m.serverURL = srv.URL()

@@ -321,6 +321,7 @@ function fillAnswer(turn, resp) {
   slot(turn, 'text').textContent = stripTitleList(resp.reply || '', titles.map((t) => t.title));
   const cards = slot(turn, 'cards');
   cards.replaceChildren(...titles.map(renderCard));
+  cards.dataset.count = String(titles.length);
   cards.hidden = titles.length === 0;
   renderChips(turn, resp.activeContext);
   const notes = slot(turn, 'notes');

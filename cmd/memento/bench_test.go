@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memento-ai/memento"
+)
+
+// TestBenchTiny runs the benchmark at a tiny scale, as `memento bench`
+// runs it at full scale.
+func TestBenchTiny(t *testing.T) {
+	plots := t.TempDir()
+	db := filepath.Join(t.TempDir(), "b.db")
+	out, err := run(t, "", "bench", "--users", "4", "--memories", "15", "--measured-users", "2", "--measured-memories", "40",
+		"--samples", "12", "--pipeline-messages", "12", "--json", "--quiet", "--plot", plots,
+		"--db", db, "--catalog", tinyCatalogFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Scale struct {
+			Users    int   `json:"users"`
+			Memories int64 `json:"memories"`
+		} `json:"scale"`
+		ContextAssembly struct {
+			Samples int     `json:"samples"`
+			P99Ms   float64 `json:"p99Ms"`
+		} `json:"contextAssembly"`
+		ChatTurn   *struct{ Samples int }  `json:"chatTurn"`
+		IngestAck  struct{ Samples int }   `json:"ingestAck"`
+		Pipeline   struct{ Messages int }  `json:"pipeline"`
+		Queue      *struct{ Messages int } `json:"queue"`
+		StoreBytes int64                   `json:"storeBytes"`
+		Targets    map[string]bool         `json:"targets"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("output %s: %v", out, err)
+	}
+	if res.Scale.Users != 6 || res.Scale.Memories != 4*15+2*40 {
+		t.Errorf("scale = %+v, want 6 users and 140 memories", res.Scale)
+	}
+	if res.ContextAssembly.Samples != 12 || res.ChatTurn == nil || res.ChatTurn.Samples != 30 || res.IngestAck.Samples != 12 {
+		t.Errorf("samples: context %d, turns %+v, ingest %d", res.ContextAssembly.Samples, res.ChatTurn, res.IngestAck.Samples)
+	}
+	if res.Pipeline.Messages != 12 || res.Queue == nil || res.Queue.Messages != 12 {
+		t.Errorf("pipeline %+v, queue %+v", res.Pipeline, res.Queue)
+	}
+	if res.StoreBytes <= 0 || len(res.Targets) != 4 {
+		t.Errorf("store %d bytes, targets %v", res.StoreBytes, res.Targets)
+	}
+	entries, err := os.ReadDir(plots)
+	if err != nil || len(entries) != 5 {
+		t.Errorf("charts = %v (%v), want 5", entries, err)
+	}
+	// The store is kept, and a second run refuses to build into it.
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("the store was not kept: %v", err)
+	}
+	_, err = run(t, "", "bench", "--db", db, "--quiet")
+	if memento.ErrorCode(err) != memento.EINVALID || !strings.Contains(message(err), "exists") {
+		t.Errorf("bench into an existing store: err = %v, want EINVALID", err)
+	}
+}
