@@ -10,13 +10,13 @@ import (
 	"github.com/memento-ai/memento/agent"
 )
 
-// tenantHeader names the tenant of a request; without it the default tenant
+// TenantHeader names the tenant of a request; without it the default tenant
 // is used.
-type tenantHeader struct {
+type TenantHeader struct {
 	Tenant string `header:"X-Memento-Tenant" doc:"Tenant of the request (default: default)"`
 }
 
-func (h tenantHeader) tenant() string {
+func (h TenantHeader) tenant() string {
 	if h.Tenant == "" {
 		return memento.DefaultTenant
 	}
@@ -24,7 +24,7 @@ func (h tenantHeader) tenant() string {
 }
 
 type chatInput struct {
-	tenantHeader
+	TenantHeader
 	Body agent.Request
 }
 
@@ -33,7 +33,7 @@ type chatOutput struct {
 }
 
 type summariesInput struct {
-	tenantHeader
+	TenantHeader
 	Thread string `path:"thread" doc:"Thread id"`
 	User   string `query:"user" required:"true" doc:"User the thread belongs to"`
 }
@@ -46,7 +46,7 @@ type summariesOutput struct {
 }
 
 type threadsInput struct {
-	tenantHeader
+	TenantHeader
 	User string `path:"user"`
 }
 
@@ -57,7 +57,7 @@ type threadsOutput struct {
 }
 
 type threadInput struct {
-	tenantHeader
+	TenantHeader
 	User   string `path:"user"`
 	Thread string `path:"thread"`
 }
@@ -152,7 +152,7 @@ func RegisterChat(ag *agent.Agent, threads memento.ThreadService, log memento.Me
 }
 
 type setContextInput struct {
-	tenantHeader
+	TenantHeader
 	User   string `path:"user"`
 	Thread string `path:"thread"`
 	Body   memento.ActiveContext

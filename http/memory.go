@@ -62,17 +62,17 @@ type AppendOutput struct {
 }
 
 type userPath struct {
-	tenantHeader
+	TenantHeader
 	User string `path:"user" doc:"User id"`
 }
 
 // scopeOf is the scope of a request's tenant and user.
-func scopeOf(h tenantHeader, user string) memento.Scope {
+func scopeOf(h TenantHeader, user string) memento.Scope {
 	return memento.Scope{Tenant: h.tenant(), User: user}
 }
 
 type appendInput struct {
-	tenantHeader
+	TenantHeader
 	User    string `path:"user" doc:"User id"`
 	Thread  string `path:"thread" doc:"Thread id"`
 	RawBody []byte `contentType:"application/json" doc:"One message {\"id\",\"role\":\"user|assistant\",\"text\",\"at\"} or an array of them"`
@@ -84,7 +84,7 @@ type appendOutput struct {
 }
 
 type listMemoriesInput struct {
-	tenantHeader
+	TenantHeader
 	User      string `path:"user" doc:"User id"`
 	Kind      string `query:"kind" enum:"attribute,episode" doc:"Only memories of this kind"`
 	Attribute string `query:"attribute" doc:"Only memories of this attribute, such as LIKES"`
@@ -100,7 +100,7 @@ type memoriesOutput struct {
 }
 
 type memoryInput struct {
-	tenantHeader
+	TenantHeader
 	User string `path:"user" doc:"User id"`
 	ID   string `path:"id" doc:"Memory id"`
 }
@@ -110,7 +110,7 @@ type memoryOutput struct {
 }
 
 type patchMemoryInput struct {
-	tenantHeader
+	TenantHeader
 	User string `path:"user" doc:"User id"`
 	ID   string `path:"id" doc:"Memory id"`
 	Body memento.MemoryUpdate
@@ -119,7 +119,7 @@ type patchMemoryInput struct {
 type noContent struct{}
 
 type contextInput struct {
-	tenantHeader
+	TenantHeader
 	User   string `path:"user" doc:"User id"`
 	Thread string `query:"thread" doc:"Thread the prompt is for: adds its active context and latest summary"`
 	Query  string `query:"query" doc:"What the prompt is about; relevant memories and messages are ranked against it"`
@@ -135,7 +135,7 @@ type exportOutput struct {
 }
 
 type importInput struct {
-	tenantHeader
+	TenantHeader
 	User    string `path:"user" doc:"User id"`
 	RawBody []byte `contentType:"application/json" doc:"A document GET .../export produced"`
 }
@@ -145,7 +145,7 @@ type importOutput struct {
 }
 
 type runsInput struct {
-	tenantHeader
+	TenantHeader
 	User  string `path:"user" doc:"User id"`
 	Limit int    `query:"limit" minimum:"0" maximum:"10000" default:"100" doc:"At most this many runs, newest first (0: all)"`
 }
@@ -157,7 +157,7 @@ type runsOutput struct {
 }
 
 type runInput struct {
-	tenantHeader
+	TenantHeader
 	User    string `path:"user" doc:"User id"`
 	Message string `path:"message" doc:"Id of the message the run processed"`
 }
@@ -173,7 +173,7 @@ type modesOutput struct {
 }
 
 type setModeInput struct {
-	tenantHeader
+	TenantHeader
 	User      string `path:"user" doc:"User id"`
 	Attribute string `path:"attribute" doc:"Attribute name, or * for every attribute"`
 	Body      struct {
@@ -195,7 +195,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
-			sc := scopeOf(in.tenantHeader, in.User)
+			sc := scopeOf(in.TenantHeader, in.User)
 			var jobs func(memento.Message) []memento.JobRequest
 			if d.JobsFor != nil {
 				jobs = func(m memento.Message) []memento.JobRequest { return d.JobsFor(sc, in.Thread, m) }
@@ -212,7 +212,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			Summary: "List what the attribute memory knows about a user", Tags: tags,
 			Description: "Current semantic values and episodes, or every version with all=true.",
 		}, func(ctx context.Context, in *listMemoriesInput) (*memoriesOutput, error) {
-			mems, err := d.Store.Memories(ctx, scopeOf(in.tenantHeader, in.User), memento.MemoryFilter{Kind: in.Kind, Attribute: in.Attribute, Thread: in.Thread, All: in.All, Limit: in.Limit})
+			mems, err := d.Store.Memories(ctx, scopeOf(in.TenantHeader, in.User), memento.MemoryFilter{Kind: in.Kind, Attribute: in.Attribute, Thread: in.Thread, All: in.All, Limit: in.Limit})
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -224,7 +224,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			OperationID: "getMemory", Method: http.MethodGet, Path: "/v1/users/{user}/memories/{id}",
 			Summary: "Get one memory", Tags: tags, Errors: []int{http.StatusNotFound},
 		}, func(ctx context.Context, in *memoryInput) (*memoryOutput, error) {
-			m, err := d.Store.Memory(ctx, scopeOf(in.tenantHeader, in.User), in.ID)
+			m, err := d.Store.Memory(ctx, scopeOf(in.TenantHeader, in.User), in.ID)
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -237,11 +237,11 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			Description: "A current semantic value keeps its id; its old value joins its history. A superseded value cannot be edited (409).",
 			Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		}, func(ctx context.Context, in *patchMemoryInput) (*memoryOutput, error) {
-			m, err := d.Store.UpdateMemory(ctx, scopeOf(in.tenantHeader, in.User), in.ID, in.Body)
+			m, err := d.Store.UpdateMemory(ctx, scopeOf(in.TenantHeader, in.User), in.ID, in.Body)
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
-			d.reindex(ctx, s, scopeOf(in.tenantHeader, in.User))
+			d.reindex(ctx, s, scopeOf(in.TenantHeader, in.User))
 			return &memoryOutput{Body: m}, nil
 		})
 		huma.Register(api, huma.Operation{
@@ -249,7 +249,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			Summary: "Forget a memory (and, for a semantic value, the versions it superseded)", Tags: tags,
 			DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
 		}, func(ctx context.Context, in *memoryInput) (*noContent, error) {
-			if err := d.Store.DeleteMemory(ctx, scopeOf(in.tenantHeader, in.User), in.ID); err != nil {
+			if err := d.Store.DeleteMemory(ctx, scopeOf(in.TenantHeader, in.User), in.ID); err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
 			return &noContent{}, nil
@@ -258,7 +258,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			OperationID: "memoryHistory", Method: http.MethodGet, Path: "/v1/users/{user}/memories/{id}/history",
 			Summary: "List every version of a memory's attribute value, newest first", Tags: tags, Errors: []int{http.StatusNotFound},
 		}, func(ctx context.Context, in *memoryInput) (*memoriesOutput, error) {
-			mems, err := d.Store.MemoryHistory(ctx, scopeOf(in.tenantHeader, in.User), in.ID)
+			mems, err := d.Store.MemoryHistory(ctx, scopeOf(in.TenantHeader, in.User), in.ID)
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -275,7 +275,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			if d.Assembler == nil {
 				return nil, Error(ctx, s.Logger, memento.Errorf(memento.ENOTIMPLEMENTED, "context assembly is not configured"))
 			}
-			c, err := d.Assembler.Assemble(ctx, memento.RecallQuery{Scope: scopeOf(in.tenantHeader, in.User), Thread: in.Thread, Query: in.Query, K: in.K})
+			c, err := d.Assembler.Assemble(ctx, memento.RecallQuery{Scope: scopeOf(in.TenantHeader, in.User), Thread: in.Thread, Query: in.Query, K: in.K})
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -285,12 +285,12 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			OperationID: "exportUser", Method: http.MethodGet, Path: "/v1/users/{user}/export",
 			Summary: "Export everything Memento keeps about a user as one JSON document", Tags: tags, Errors: []int{http.StatusNotFound},
 		}, func(ctx context.Context, in *userPath) (*exportOutput, error) {
-			doc, err := d.Store.ExportUser(ctx, scopeOf(in.tenantHeader, in.User))
+			doc, err := d.Store.ExportUser(ctx, scopeOf(in.TenantHeader, in.User))
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
 			for _, sec := range d.Sections {
-				data, err := sec.ExportSection(ctx, scopeOf(in.tenantHeader, in.User))
+				data, err := sec.ExportSection(ctx, scopeOf(in.TenantHeader, in.User))
 				if err != nil {
 					return nil, Error(ctx, s.Logger, err)
 				}
@@ -311,18 +311,18 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			if err := json.Unmarshal(in.RawBody, &doc); err != nil {
 				return nil, Error(ctx, s.Logger, memento.Errorf(memento.EINVALID, "the body is not an export document: %v", err))
 			}
-			res, err := d.Store.ImportUser(ctx, scopeOf(in.tenantHeader, in.User), &doc)
+			res, err := d.Store.ImportUser(ctx, scopeOf(in.TenantHeader, in.User), &doc)
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
 			for _, sec := range d.Sections {
 				if data, ok := doc.Sections[sec.SectionName()]; ok {
-					if err := sec.ImportSection(ctx, scopeOf(in.tenantHeader, in.User), data); err != nil {
+					if err := sec.ImportSection(ctx, scopeOf(in.TenantHeader, in.User), data); err != nil {
 						return nil, Error(ctx, s.Logger, err)
 					}
 				}
 			}
-			d.reindex(ctx, s, scopeOf(in.tenantHeader, in.User))
+			d.reindex(ctx, s, scopeOf(in.TenantHeader, in.User))
 			return &importOutput{Body: res}, nil
 		})
 		describeBody(api, "/v1/users/{user}/import", reflect.TypeFor[memento.UserExport](), false)
@@ -332,7 +332,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			Description: "Deletes the user's threads, messages, summaries, events, memories, runs, mode overrides and pending jobs.",
 			Errors:      []int{http.StatusNotFound},
 		}, func(ctx context.Context, in *userPath) (*noContent, error) {
-			if err := d.Store.DeleteUser(ctx, scopeOf(in.tenantHeader, in.User)); err != nil {
+			if err := d.Store.DeleteUser(ctx, scopeOf(in.TenantHeader, in.User)); err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
 			return &noContent{}, nil
@@ -341,7 +341,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			OperationID: "listMemoryRuns", Method: http.MethodGet, Path: "/v1/users/{user}/runs",
 			Summary: "List the attribute pipeline's runs over a user's messages, newest first", Tags: tags,
 		}, func(ctx context.Context, in *runsInput) (*runsOutput, error) {
-			runs, err := d.Store.MemoryRuns(ctx, scopeOf(in.tenantHeader, in.User), in.Limit)
+			runs, err := d.Store.MemoryRuns(ctx, scopeOf(in.TenantHeader, in.User), in.Limit)
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -353,7 +353,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			OperationID: "getMemoryRun", Method: http.MethodGet, Path: "/v1/users/{user}/runs/{message}",
 			Summary: "Get the trace of the pipeline run over a message", Tags: tags, Errors: []int{http.StatusNotFound},
 		}, func(ctx context.Context, in *runInput) (*runOutput, error) {
-			run, err := d.Store.MemoryRun(ctx, scopeOf(in.tenantHeader, in.User), in.Message)
+			run, err := d.Store.MemoryRun(ctx, scopeOf(in.TenantHeader, in.User), in.Message)
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -363,7 +363,7 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			OperationID: "listMemoryModes", Method: http.MethodGet, Path: "/v1/users/{user}/memory-modes",
 			Summary: "List a user's overrides of attribute modes", Tags: tags,
 		}, func(ctx context.Context, in *userPath) (*modesOutput, error) {
-			modes, err := d.Store.MemoryModes(ctx, scopeOf(in.tenantHeader, in.User))
+			modes, err := d.Store.MemoryModes(ctx, scopeOf(in.TenantHeader, in.User))
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
@@ -377,10 +377,10 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			Description: "For experiments: the user's later messages are remembered in this mode. * overrides every attribute without an override of its own; an empty mode removes the override.",
 			Errors:      []int{http.StatusBadRequest},
 		}, func(ctx context.Context, in *setModeInput) (*modesOutput, error) {
-			if err := d.Store.SetMemoryMode(ctx, scopeOf(in.tenantHeader, in.User), in.Attribute, in.Body.Mode); err != nil {
+			if err := d.Store.SetMemoryMode(ctx, scopeOf(in.TenantHeader, in.User), in.Attribute, in.Body.Mode); err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}
-			modes, err := d.Store.MemoryModes(ctx, scopeOf(in.tenantHeader, in.User))
+			modes, err := d.Store.MemoryModes(ctx, scopeOf(in.TenantHeader, in.User))
 			if err != nil {
 				return nil, Error(ctx, s.Logger, err)
 			}

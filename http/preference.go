@@ -11,7 +11,7 @@ import (
 )
 
 // The preference routes name the tenant header as a field of their own:
-// huma skips unexported embedded structs, so a tenantHeader embedded in an
+// huma skips unexported embedded structs, so a TenantHeader embedded in an
 // input is never read.
 type preferencesInput struct {
 	Tenant string `header:"X-Memento-Tenant" doc:"Tenant of the request (default: default)"`

@@ -26,7 +26,7 @@ type ProfileRoutes struct {
 }
 
 type eventsPostInput struct {
-	tenantHeader
+	TenantHeader
 	User    string `path:"user" doc:"User id"`
 	RawBody []byte `contentType:"application/octet-stream"`
 }
@@ -41,7 +41,7 @@ type eventsPostOutput struct {
 }
 
 type eventsListInput struct {
-	tenantHeader
+	TenantHeader
 	User string `path:"user"`
 }
 
@@ -52,7 +52,7 @@ type eventsListOutput struct {
 }
 
 type profileInput struct {
-	tenantHeader
+	TenantHeader
 	User string `path:"user"`
 }
 
@@ -62,7 +62,7 @@ type profileOutput struct {
 }
 
 type profileWriteInput struct {
-	tenantHeader
+	TenantHeader
 	User    string `path:"user"`
 	IfMatch string `header:"If-Match" doc:"Version the change is based on (the ETag of a GET); 409 when the profile has moved on"`
 	Body    struct {
