@@ -207,6 +207,7 @@ func (m *Main) commands() *cobra.Command {
 		m.benchCommand(),
 		m.prefsCommand(),
 		m.llmCommand(),
+		m.reembedCommand(),
 		m.eventsCommand(),
 		m.profileCommand(),
 		m.snapshotCommand(),
