@@ -104,6 +104,9 @@ type Deps struct {
 	// Model runs the pipeline (the offline model for reproducible
 	// figures).
 	Model pipeline.Model
+	// Pipeline is the attribute-memory pipeline measured directly; nil
+	// builds one over Model, DB and Embedder with the default schema.
+	Pipeline *pipeline.Pipeline
 	// Assembler builds the context of a prompt.
 	Assembler *recall.Assembler
 	// Agent answers chat turns; nil skips the measurement.
@@ -505,9 +508,12 @@ func measurePipeline(ctx context.Context, d Deps, msgs []stored) (Throughput, er
 	if len(msgs) == 0 {
 		return Throughput{}, nil
 	}
-	p, err := pipeline.New(d.Model, d.DB, pipeline.Options{Embedder: d.Embedder})
-	if err != nil {
-		return Throughput{}, err
+	p := d.Pipeline
+	if p == nil {
+		var err error
+		if p, err = pipeline.New(d.Model, d.DB, pipeline.Options{Embedder: d.Embedder}); err != nil {
+			return Throughput{}, err
+		}
 	}
 	byUser := map[memento.Scope][]string{}
 	var order []memento.Scope

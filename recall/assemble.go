@@ -2,9 +2,11 @@ package recall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memento-ai/memento"
@@ -92,12 +94,20 @@ func (a *Assembler) Recall(ctx context.Context, q memento.RecallQuery) ([]mement
 	}
 	wide := q
 	wide.K = min(2*q.K, MaxK)
+	// The recallers read different tables on different connections of
+	// the store's read pool, so they run at once.
+	results := make([][]memento.RecallItem, len(a.Recallers))
+	errs := make([]error, len(a.Recallers))
+	var wg sync.WaitGroup
+	for i, r := range a.Recallers {
+		wg.Go(func() { results[i], errs[i] = r.Recall(ctx, wide) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	var all []memento.RecallItem
-	for _, r := range a.Recallers {
-		items, err := r.Recall(ctx, wide)
-		if err != nil {
-			return nil, err
-		}
+	for _, items := range results {
 		all = append(all, items...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Score > all[j].Score })
@@ -129,28 +139,35 @@ func (a *Assembler) Assemble(ctx context.Context, q memento.RecallQuery) (*Conte
 	if err := checkQuery(&q); err != nil {
 		return nil, err
 	}
-	out := &Context{User: q.Scope.User, Thread: q.Thread, Query: q.Query}
+	out := &Context{User: q.Scope.User, Thread: q.Thread, Query: q.Query, Attributes: []memento.Memory{}}
+	// The thread's state and the attributes are read while the recallers
+	// run.
+	var wg sync.WaitGroup
+	var threadErr, attrErr error
 	if q.Thread != "" && a.Threads != nil {
-		st, err := a.Threads.ThreadState(ctx, q.Scope, q.Thread)
-		if err != nil {
-			return nil, fmt.Errorf("assemble context: %w", err)
-		}
-		ac := st.Context
-		out.ActiveContext = &ac
-		if out.Summary, err = a.Threads.LatestSummary(ctx, q.Scope, q.Thread); err != nil {
-			return nil, fmt.Errorf("assemble context: %w", err)
-		}
+		wg.Go(func() {
+			st, err := a.Threads.ThreadState(ctx, q.Scope, q.Thread)
+			if err != nil {
+				threadErr = err
+				return
+			}
+			ac := st.Context
+			out.ActiveContext = &ac
+			out.Summary, threadErr = a.Threads.LatestSummary(ctx, q.Scope, q.Thread)
+		})
 	}
-	out.Attributes = []memento.Memory{}
 	if a.Attributes != nil {
-		attrs, err := a.Attributes.Memories(ctx, q.Scope, memento.MemoryFilter{Mode: memento.ModeSemantic})
-		if err != nil {
-			return nil, fmt.Errorf("assemble context: %w", err)
-		}
-		out.Attributes = attrs
+		wg.Go(func() {
+			attrs, err := a.Attributes.Memories(ctx, q.Scope, memento.MemoryFilter{Mode: memento.ModeSemantic})
+			if err == nil && attrs != nil {
+				out.Attributes = attrs
+			}
+			attrErr = err
+		})
 	}
 	items, err := a.Recall(ctx, q)
-	if err != nil {
+	wg.Wait()
+	if err = errors.Join(err, threadErr, attrErr); err != nil {
 		return nil, fmt.Errorf("assemble context: %w", err)
 	}
 	out.Items = items

@@ -15,26 +15,35 @@ import (
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
-// Word lists the benchmark's memories are made of, so that queries match
-// some memories by keyword and most by nothing.
-var (
-	benchPlaces  = []string{"the museum", "the beach", "Berlin", "a concert", "the park", "a pottery class", "the cinema", "Lisbon", "a support group", "the mountains", "a bookshop", "the zoo"}
-	benchPeople  = []string{"my sister", "the kids", "Jon", "my partner", "an old friend", "colleagues", "my dad", "the neighbours"}
-	benchThings  = []string{"science fiction", "heist films", "jazz", "painting", "running", "board games", "horror", "documentaries", "cooking", "chess"}
-	benchQueries = []string{"when did she go to the museum", "what does she think about horror", "who did she go to Lisbon with",
-		"does she like jazz", "what happened at the support group", "favourite board games", "trip to the mountains in June 2024", "cooking with the kids"}
-)
+// benchVocab returns n made-up topic words ("bakuro", "temisa", ...),
+// deterministic, so memories and queries can share words at a chosen rate.
+func benchVocab(n int) []string {
+	syl := []string{"ba", "ku", "ro", "te", "mi", "sa", "lo", "ne", "vi", "da", "po", "ri", "ga", "zu", "fe", "ho"}
+	out := make([]string, n)
+	for i := range out {
+		w := ""
+		for x := i + 16*16; x > 0; x /= 16 {
+			w += syl[x%16]
+		}
+		out[i] = w
+	}
+	return out
+}
 
-// seedUser stores a user with the given number of memories (mostly
-// episodes, with embeddings) and messages, in few transactions.
-func seedUser(b *testing.B, db *sqlite.DB, s memento.Scope, memories, messages int, emb memento.Embedder) {
+// seedUser stores// seedUser stores a user with the given number of memories (episodes,
+// with embeddings) and messages, in few transactions. Each text names
+// three topic words of a vocabulary of vocab words, so a query word
+// matches about 3/vocab of everything.
+func seedUser(b *testing.B, db *sqlite.DB, s memento.Scope, memories, messages, vocab int, emb memento.Embedder) []string {
 	b.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
+	words := benchVocab(vocab)
+	pick := func() string { return words[rng.IntN(len(words))] }
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var msgs []memento.Message
 	for i := range messages {
-		text := fmt.Sprintf("I went to %s with %s and talked about %s", benchPlaces[rng.IntN(len(benchPlaces))], benchPeople[rng.IntN(len(benchPeople))], benchThings[rng.IntN(len(benchThings))])
+		text := fmt.Sprintf("I went to the %s with my %s and talked about %s", pick(), pick(), pick())
 		msgs = append(msgs, memento.Message{ID: fmt.Sprintf("m%d", i), Role: memento.RoleUser, Text: text, At: start.Add(time.Duration(i) * time.Hour)})
 	}
 	var stored []memento.Message
@@ -67,7 +76,7 @@ func seedUser(b *testing.B, db *sqlite.DB, s memento.Scope, memories, messages i
 		var vt []string
 		for j := 0; j < 1000 && batch*1000+j < memories; j++ {
 			n := batch*1000 + j
-			v := fmt.Sprintf("went to %s with %s, loved the %s", benchPlaces[rng.IntN(len(benchPlaces))], benchPeople[rng.IntN(len(benchPeople))], benchThings[rng.IntN(len(benchThings))])
+			v := fmt.Sprintf("went to the %s with their %s, loved the %s", pick(), pick(), pick())
 			src := stored[rng.IntN(len(stored))]
 			ins = append(ins, memento.Memory{ID: fmt.Sprintf("e%d", n), Attribute: "EVENT", Mode: memento.ModeEpisodic, Value: v,
 				ValidFrom: start.Add(time.Duration(n) * 30 * time.Minute), Sources: []string{src.ID}})
@@ -85,21 +94,40 @@ func seedUser(b *testing.B, db *sqlite.DB, s memento.Scope, memories, messages i
 			b.Fatal(err)
 		}
 	}
+	return words
 }
 
 // BenchmarkAssemble measures context assembly (the GET .../context path:
 // thread state, summary, semantic values, both recallers, merge, render)
 // for a user with 10,000 memories and 2,000 messages, and reports the
-// latency percentiles over the iterations.
+// latency percentiles over the iterations. With a vocabulary of 1,000
+// topic words a query word matches about 0.3% of a user's history, as in
+// conversation; with 30 it matches 10%, a worst case in which BM25 is
+// computed for about a thousand matches per query.
 func BenchmarkAssemble(b *testing.B) {
-	for _, size := range []struct{ memories, messages int }{{10000, 2000}} {
-		b.Run(fmt.Sprintf("memories=%d", size.memories), func(b *testing.B) {
+	for _, size := range []struct{ memories, messages, vocab int }{{10000, 2000, 1000}, {10000, 2000, 30}} {
+		b.Run(fmt.Sprintf("memories=%d/vocab=%d", size.memories, size.vocab), func(b *testing.B) {
 			opts := sqlitetest.Options()
 			opts.Synchronous = "NORMAL"
 			db := sqlitetest.OpenWith(b, opts)
 			emb := offline.NewEmbedder(256)
 			s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
-			seedUser(b, db, s, size.memories, size.messages, emb)
+			words := seedUser(b, db, s, size.memories, size.messages, size.vocab, emb)
+			qrng := rand.New(rand.NewPCG(3, 4))
+			queries := make([]string, 64)
+			for i := range queries {
+				w := func() string { return words[qrng.IntN(len(words))] }
+				switch i % 4 {
+				case 0:
+					queries[i] = "when did she go to the " + w()
+				case 1:
+					queries[i] = "what does she think about " + w() + " and " + w()
+				case 2:
+					queries[i] = "who went to the " + w() + " with her " + w()
+				default:
+					queries[i] = "the " + w() + " trip in June 2024"
+				}
+			}
 			asm := recall.New(db, emb)
 			ctx := context.Background()
 			now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -107,13 +135,13 @@ func BenchmarkAssemble(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				start := time.Now()
-				c, err := asm.Assemble(ctx, memento.RecallQuery{Scope: s, Thread: "t0", Query: benchQueries[i%len(benchQueries)], K: 10, Now: now})
+				c, err := asm.Assemble(ctx, memento.RecallQuery{Scope: s, Thread: "t0", Query: queries[i%len(queries)], K: 10, Now: now})
 				if err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(start))
 				if len(c.Items) == 0 {
-					b.Fatalf("no items for %q", benchQueries[i%len(benchQueries)])
+					b.Fatalf("no items for %q", queries[i%len(queries)])
 				}
 				i++
 			}

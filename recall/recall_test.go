@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,15 +85,20 @@ func TestCosine(t *testing.T) {
 // fakeStore serves fixed candidates and records the queries.
 type fakeStore struct {
 	memories, messages []memento.RecallCandidate
+	mu                 sync.Mutex
 	queries            []memento.CandidateQuery
 }
 
 func (f *fakeStore) MemoryCandidates(_ context.Context, _ memento.Scope, q memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.queries = append(f.queries, q)
 	return f.memories, nil
 }
 
 func (f *fakeStore) MessageCandidates(_ context.Context, _ memento.Scope, q memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.queries = append(f.queries, q)
 	return f.messages, nil
 }

@@ -59,26 +59,27 @@ func (r *rowBuf) len() int        { return len(r.args) / r.cols }
 // SQLite's limit of 32,766 parameters for every table here.
 const bulkRows = 500
 
-// bulkCacheKiB is the writer's page cache during a Bulk call, as SQLite's
-// negative cache_size in KiB: 128 MiB.
-const bulkCacheKiB = -131072
-
 // Bulk runs fn in one write transaction and commits when it returns nil;
 // on an error nothing fn wrote is kept. Keep each call to some tens of
 // thousands of rows: the single writer is held for its duration.
 func (db *DB) Bulk(ctx context.Context, fn func(b *Bulk) error) error {
-	// The statement journals of multi-row statements are kept in memory
-	// rather than in a temporary file, which costs no system calls. The
-	// setting cannot change inside a transaction, so it is set on the
-	// single writer connection before and put back after.
-	var temp int64
-	if err := db.write.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&temp); err != nil {
-		return fmt.Errorf("bulk write: %w", err)
+	// Two settings of the single writer connection change for the call
+	// (they cannot change inside a transaction, so they are set before
+	// and put back after): the statement journals of multi-row statements
+	// are kept in memory rather than in a temporary file, which costs no
+	// system calls, and the commit does not wait for the disk
+	// (synchronous NORMAL: a crash of the process loses nothing, a power
+	// loss may lose the last bulk transactions but never corrupts).
+	for _, setting := range []struct{ name, value string }{{"temp_store", "MEMORY"}, {"synchronous", "NORMAL"}} {
+		var old int64
+		if err := db.write.QueryRowContext(ctx, `PRAGMA `+setting.name).Scan(&old); err != nil {
+			return fmt.Errorf("bulk write: %w", err)
+		}
+		if _, err := db.write.ExecContext(ctx, `PRAGMA `+setting.name+` = `+setting.value); err != nil {
+			return fmt.Errorf("bulk write: %w", err)
+		}
+		defer db.write.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA %s = %d`, setting.name, old))
 	}
-	if _, err := db.write.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
-		return fmt.Errorf("bulk write: %w", err)
-	}
-	defer db.write.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA temp_store = %d`, temp))
 	return db.writeTx(ctx, func(tx *sql.Tx) error {
 		b := newBulk(ctx, tx, nanos(db.now()))
 		defer func() {
@@ -90,17 +91,6 @@ func (db *DB) Bulk(ctx context.Context, fn func(b *Bulk) error) error {
 			Scan(&b.nextPK, &b.nextMemPK); err != nil {
 			return fmt.Errorf("bulk write: %w", err)
 		}
-		// A transaction of tens of thousands of rows outgrows the default
-		// page cache, which then spills dirty pages to the log before the
-		// commit; a larger cache for the call's duration keeps them.
-		var cache int64
-		if err := tx.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
-			return fmt.Errorf("bulk write: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, bulkCacheKiB)); err != nil {
-			return fmt.Errorf("bulk write: %w", err)
-		}
-		defer tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, cache))
 		if err := fn(b); err != nil {
 			return fmt.Errorf("bulk write: %w", err)
 		}

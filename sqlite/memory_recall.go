@@ -82,9 +82,9 @@ var recallStopwords = func() map[string]bool {
 	return m
 }()
 
-// recallMatch turns a query into an FTS5 query that ORs its topic words,
-// each quoted; with only function words, it ORs those.
-func recallMatch(text string) string {
+// recallTerms returns the quoted topic words of a query (or its function
+// words when it has no other).
+func recallTerms(text string) []string {
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
 	})
@@ -110,7 +110,49 @@ func recallMatch(text string) string {
 	if len(topic) == 0 {
 		topic = all
 	}
-	return strings.Join(topic, " OR ")
+	return topic
+}
+
+// MaxTermMatches is how many of a user's rows a query word may match and
+// still take part in keyword ranking. FTS5 computes BM25 for every match
+// before it keeps the best, so one word found in a large share of a long
+// history ("went") would cost milliseconds, while its inverse document
+// frequency, and so its weight in BM25, is close to nothing.
+const MaxTermMatches = 400
+
+// scopedMatch returns the FTS5 query of the user's rows matching any
+// discriminating word of q in table (memories_fts or message_search):
+// words matching more than MaxTermMatches rows are left out, counting at
+// most that many. It returns "" when no word is left.
+func scopedMatch(ctx context.Context, db *DB, tx *sql.Tx, table string, s memento.Scope, query string) (string, error) {
+	terms := recallTerms(query)
+	if len(terms) == 0 {
+		return "", nil
+	}
+	scope := scopeToken(s)
+	var kept []string
+	for _, t := range terms {
+		rows, err := db.readQuery(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM `+table+` WHERE `+table+` MATCH ? LIMIT ?)`,
+			scope+" AND "+t, MaxTermMatches+1)
+		if err != nil {
+			return "", err
+		}
+		var n int
+		if rows.Next() {
+			err = rows.Scan(&n)
+		}
+		rows.Close()
+		if err != nil {
+			return "", err
+		}
+		if n > 0 && n <= MaxTermMatches {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return "", nil
+	}
+	return scope + " AND (" + strings.Join(kept, " OR ") + ")", nil
 }
 
 // periods returns the time ranges (in stored nanoseconds) the keyword
@@ -251,8 +293,13 @@ func (db *DB) MemoryCandidates(ctx context.Context, s memento.Scope, q memento.C
 	err = db.readTx(ctx, func(tx *sql.Tx) error {
 		out = []memento.RecallCandidate{}
 		seen := map[string]int{}
-		if match := recallMatch(q.Query); match != "" && q.Keyword > 0 {
-			match = scopeToken(s) + " AND (" + match + ")"
+		match, err := "", error(nil)
+		if q.Keyword > 0 {
+			if match, err = scopedMatch(ctx, db, tx, "memories_fts", s, q.Query); err != nil {
+				return err
+			}
+		}
+		if match != "" {
 			for _, p := range periods(q) {
 				span, err := rowSpan(ctx, tx, `SELECT min(pk), max(pk) FROM memories
 					WHERE tenant_id = ? AND user_id = ? AND valid_to IS NULL AND valid_from >= ? AND valid_from < ?`, s, p)
@@ -382,8 +429,13 @@ func (db *DB) MessageCandidates(ctx context.Context, s memento.Scope, q memento.
 			S int64  `json:"s"`
 		}
 		var around []pos
-		if match := recallMatch(q.Query); match != "" && q.Keyword > 0 {
-			match = scopeToken(s) + " AND (" + match + ")"
+		match, err := "", error(nil)
+		if q.Keyword > 0 {
+			if match, err = scopedMatch(ctx, db, tx, "message_search", s, q.Query); err != nil {
+				return err
+			}
+		}
+		if match != "" {
 			for _, p := range periods(q) {
 				span, err := rowSpan(ctx, tx, `SELECT min(pk), max(pk) FROM messages
 					WHERE tenant_id = ? AND user_id = ? AND at >= ? AND at < ?`, s, p)

@@ -74,8 +74,12 @@ background. Without --db the store is a temporary file removed afterwards; with
 			if err != nil {
 				return err
 			}
+			pl, err := app.Pipeline(ctx)
+			if err != nil {
+				return err
+			}
 			res, err := bench.Run(ctx, bench.Deps{
-				DB: app.DB, Catalog: cat, Embedder: emb, Model: model, Assembler: asm, Agent: ag,
+				DB: app.DB, Catalog: cat, Embedder: emb, Model: model, Pipeline: pl, Assembler: asm, Agent: ag,
 				MessageJobs: app.messageJobs, StartWorkers: app.StartWorkers, Tenant: m.Config.Tenant,
 			}, cfg)
 			if err != nil {

@@ -163,7 +163,7 @@ func (a *App) memoryRoutes(ctx context.Context) mhttp.MemoryRoutes {
 	if err != nil {
 		a.Logger.Warn("context assembly is off", "err", err)
 	}
-	return mhttp.MemoryRoutes{Store: a.DB, Assembler: asm, JobsFor: a.messageJobs, Reindex: a.Reindex}
+	return mhttp.MemoryRoutes{Store: a.DB, Assembler: asm, JobsFor: a.messageJobs, Reindex: a.Reindex, Sections: a.userSections()}
 }
 
 // ingestLine is one line of `memento ingest` in the JSON-lines format.
