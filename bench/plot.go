@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/memento-ai/memento/eval"
 )
@@ -68,4 +70,28 @@ func humanCount(n int64) string {
 	default:
 		return fmt.Sprint(n)
 	}
+}
+
+// PlotScaling draws how the latencies of several runs grow with the
+// store (x: memories, in millions) into dir/bench-scaling.png and returns
+// the file. Runs are taken in order of their size.
+func PlotScaling(dir string, runs []*Result) (string, error) {
+	if len(runs) == 0 {
+		return "", fmt.Errorf("scaling chart: no runs")
+	}
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b *Result) int { return cmp.Compare(a.Scale.Memories, b.Scale.Memories) })
+	series := map[string][]eval.XY{}
+	add := func(name string, x, y float64) { series[name] = append(series[name], eval.XY{X: x, Y: y}) }
+	for _, r := range sorted {
+		x := float64(r.Scale.Memories) / 1e6
+		add("context assembly p50", x, r.ContextAssembly.P50Ms)
+		add("context assembly p99", x, r.ContextAssembly.P99Ms)
+		if r.ChatTurn != nil {
+			add("chat turn p50", x, r.ChatTurn.P50Ms)
+		}
+		add("ingest ack p50", x, r.IngestAck.P50Ms)
+	}
+	path := filepath.Join(dir, "bench-scaling.png")
+	return path, eval.LineChart(path, "Latency as the store grows", "memories in the store (millions)", "ms", series)
 }

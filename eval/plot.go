@@ -137,7 +137,27 @@ func Histogram(path, title, xlabel string, values []float64, bins int) error {
 	h.LineStyle.Color = color.White
 	p.Add(h)
 	p.Y.Min = 0
+	p.Y.Tick.Marker = countTicks{}
 	return save(p, path)
+}
+
+// countTicks labels an axis of counts with whole numbers.
+type countTicks struct{}
+
+// Ticks returns the default ticks with whole-number labels, leaving out
+// the ticks between whole numbers.
+func (countTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if t.Label != "" {
+			if t.Value != math.Trunc(t.Value) {
+				continue
+			}
+			t.Label = fmt.Sprintf("%.0f", t.Value)
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // newPlot returns an empty chart with a title, axis labels and grid lines.

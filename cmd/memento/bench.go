@@ -100,6 +100,7 @@ background. Without --db the store is a temporary file removed afterwards; with
 			return printBench(m, res)
 		},
 	}
+	cmd.AddCommand(m.benchCompareCommand())
 	f := cmd.Flags()
 	f.IntVar(&cfg.Users, "users", bench.DefaultUsers, "background users")
 	f.IntVar(&cfg.Memories, "memories", bench.DefaultMemories, "memories per background user")
@@ -153,4 +154,56 @@ func printBench(m *Main, res *bench.Result) error {
 		fmt.Fprintf(m.Stdout, "target %s: %s\n", n, mark)
 	}
 	return nil
+}
+
+func (m *Main) benchCompareCommand() *cobra.Command {
+	var plotDir string
+	cmd := &cobra.Command{
+		Use:   "compare RESULT.json...",
+		Short: "Compare the JSON results of bench runs at different scales",
+		Long: `Read the JSON results of earlier runs (memento bench --json > result.json), print
+their main figures side by side, smallest store first, and with --plot draw how the
+latencies grow with the store (bench-scaling.png).`,
+		Example: "  memento bench compare small.json default.json large.json --plot docs/img",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var runs []*bench.Result
+			for _, a := range args {
+				data, err := os.ReadFile(a)
+				if err != nil {
+					return memento.Errorf(memento.EINVALID, "read %s: %v", a, err)
+				}
+				var r bench.Result
+				if err := json.Unmarshal(data, &r); err != nil {
+					return memento.Errorf(memento.EINVALID, "%s is not a bench result: %v", a, err)
+				}
+				runs = append(runs, &r)
+			}
+			sort.SliceStable(runs, func(i, j int) bool { return runs[i].Scale.Memories < runs[j].Scale.Memories })
+			w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "MEMORIES\tSTORE GB\tCONTEXT P50/P99 MS\tTURN P50/P99 MS\tINGEST P50/P99 MS\tPIPELINE MSG/S\tSEARCH P99 MS\tPEAK RSS MB\tLOAD")
+			for _, r := range runs {
+				turn := "-"
+				if r.ChatTurn != nil {
+					turn = fmt.Sprintf("%.1f / %.1f", r.ChatTurn.P50Ms, r.ChatTurn.P99Ms)
+				}
+				fmt.Fprintf(w, "%d\t%.2f\t%.1f / %.1f\t%s\t%.2f / %.2f\t%.0f\t%.3f\t%.0f\t%.2f\n", r.Scale.Memories, float64(r.StoreBytes)/1e9,
+					r.ContextAssembly.P50Ms, r.ContextAssembly.P99Ms, turn, r.IngestAck.P50Ms, r.IngestAck.P99Ms,
+					r.Pipeline.MsgsPerSec, r.CatalogSearch.P99Ms, float64(r.PeakRSSBytes)/1e6, r.Machine.Load1)
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if plotDir != "" {
+				file, err := bench.PlotScaling(plotDir, runs)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(m.Stderr, "wrote", file)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&plotDir, "plot", "", "write the scaling chart (PNG) into this folder")
+	return cmd
 }

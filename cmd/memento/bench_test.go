@@ -65,3 +65,23 @@ func TestBenchTiny(t *testing.T) {
 		t.Errorf("bench into an existing store: err = %v, want EINVALID", err)
 	}
 }
+
+func TestBenchCompare(t *testing.T) {
+	small := writeFile(t, "small.json", `{"scale":{"memories":200000},"contextAssembly":{"p50Ms":9.8,"p99Ms":16.7},"ingestAck":{"p50Ms":1.4,"p99Ms":7.1},"pipeline":{"msgsPerSec":619},"storeBytes":1158690504}`)
+	large := writeFile(t, "large.json", `{"scale":{"memories":1100000},"contextAssembly":{"p50Ms":21.6,"p99Ms":43.3},"chatTurn":{"p50Ms":25.6,"p99Ms":107.3},"ingestAck":{"p50Ms":1.9,"p99Ms":9.4},"pipeline":{"msgsPerSec":488},"storeBytes":6055500304}`)
+	plots := t.TempDir()
+	out, err := run(t, "", "bench", "compare", large, small, "--plot", plots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "200000") || !strings.HasPrefix(lines[2], "1100000") || !strings.Contains(lines[2], "21.6 / 43.3") {
+		t.Errorf("compare output, smallest first:\n%s", out)
+	}
+	if st, err := os.Stat(filepath.Join(plots, "bench-scaling.png")); err != nil || st.Size() == 0 {
+		t.Errorf("scaling chart: %v", err)
+	}
+	if _, err := run(t, "", "bench", "compare", writeFile(t, "bad.json", "nope")); memento.ErrorCode(err) != memento.EINVALID {
+		t.Errorf("a file that is not a result: err = %v, want EINVALID", err)
+	}
+}
