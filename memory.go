@@ -408,12 +408,82 @@ type CandidateQuery struct {
 	From, To time.Time
 }
 
+// Bounds of a candidate query, so the read path never scans without limit.
+const (
+	MaxCandidateKeyword   = 500
+	MaxCandidateRecent    = 2000
+	MaxCandidateNeighbors = 5
+)
+
+// Check validates the bounds of q. Errors: EINVALID.
+func (q CandidateQuery) Check() error {
+	switch {
+	case q.Keyword < 0 || q.Keyword > MaxCandidateKeyword:
+		return Errorf(EINVALID, "keyword candidates must be 0 to %d, got %d", MaxCandidateKeyword, q.Keyword)
+	case q.Recent < 0 || q.Recent > MaxCandidateRecent:
+		return Errorf(EINVALID, "recent candidates must be 0 to %d, got %d", MaxCandidateRecent, q.Recent)
+	case q.Neighbors < 0 || q.Neighbors > MaxCandidateNeighbors:
+		return Errorf(EINVALID, "neighbors must be 0 to %d, got %d", MaxCandidateNeighbors, q.Neighbors)
+	case q.NeighborHits < 0:
+		return Errorf(EINVALID, "neighbor hits must not be negative, got %d", q.NeighborHits)
+	}
+	return nil
+}
+
 // RecallStore hands recall its candidates, each set read in one snapshot.
 type RecallStore interface {
 	// MemoryCandidates returns current memories matching q. Errors: EINVALID.
 	MemoryCandidates(ctx context.Context, s Scope, q CandidateQuery) ([]RecallCandidate, error)
 	// MessageCandidates returns messages matching q. Errors: EINVALID.
 	MessageCandidates(ctx context.Context, s Scope, q CandidateQuery) ([]RecallCandidate, error)
+}
+
+// RecallDoc is one of a user's recall documents as the store holds it now:
+// a memory or a message with everything a candidate carries, keyed by the
+// store's row key within its kind.
+type RecallDoc struct {
+	Key       int64
+	Candidate RecallCandidate
+	// Current is false for a memory superseded (validTo set) and Rejected
+	// true for a message the pipeline refused as an instruction to the
+	// system: neither is ever a recall candidate.
+	Current  bool
+	Rejected bool
+}
+
+// RecallKey names a recall document: its kind (RecallMessage, or
+// RecallAttribute / RecallEpisode for memories, which share one key space
+// under the kind "memory") and its row key.
+type RecallKey struct {
+	Memory bool
+	Key    int64
+}
+
+// RecallDocs is what changed in a user's recall documents, read in one
+// snapshot of the store.
+type RecallDocs struct {
+	// Through is the position in the store's change log the snapshot
+	// reflects; the next read asks for changes after it.
+	Through int64
+	// Full means Docs are all of the user's documents, replacing whatever
+	// the reader held: the first read, or one the change log can no longer
+	// answer (its rows were pruned).
+	Full bool
+	// Docs are the documents that exist now (all of them when Full, else
+	// those changed), and Removed the keys of changed documents that no
+	// longer exist.
+	Docs    []RecallDoc
+	Removed []RecallKey
+}
+
+// RecallCorpus lets an in-process index keep a user's recall documents
+// warm: it returns what changed since a position of the store's change
+// log, whoever changed it.
+type RecallCorpus interface {
+	// RecallDocs returns the user's documents changed after position after
+	// (all of them, Full, when after < 0 or the log no longer reaches back
+	// to it). Errors: EINVALID.
+	RecallDocs(ctx context.Context, s Scope, after int64) (*RecallDocs, error)
 }
 
 // EstimateTokens estimates how many tokens a language model's tokenizer

@@ -31,6 +31,12 @@ const (
 	DefaultSamples          = 1000
 	DefaultPipelineMessages = 2000
 	DefaultDBSCANVectors    = 10000
+	// DefaultPipelineRunsPerCPU is how many pipeline runs the direct
+	// measurement keeps in flight per CPU by default. A run waits for its
+	// commit most of its time; group commit writes the runs waiting
+	// together in one transaction, so the batches fill only when many
+	// more runs than CPUs are in flight.
+	DefaultPipelineRunsPerCPU = 16
 )
 
 // Config sizes a run. Zero values take the defaults.
@@ -46,6 +52,10 @@ type Config struct {
 	// PipelineMessages is how many fresh messages the throughput
 	// measurements push through the pipeline.
 	PipelineMessages int
+	// PipelineRuns is how many messages (of as many users) the direct
+	// pipeline measurement processes at once; default
+	// DefaultPipelineRunsPerCPU per CPU.
+	PipelineRuns int
 	// DBSCANVectors is how many preference vectors are clustered.
 	DBSCANVectors int
 	// Seed makes the data and the order of operations reproducible.
@@ -55,6 +65,11 @@ type Config struct {
 	Progress io.Writer
 	// End is the time the synthetic histories end at; default now.
 	End time.Time
+	// Built, when set, says the store was built by an earlier run of this
+	// scale (memento bench --reuse): the build is skipped.
+	Built *Scale
+	// BuildOnly stops after building the store, measuring nothing.
+	BuildOnly bool
 }
 
 func (c Config) withDefaults() Config {
@@ -70,6 +85,7 @@ func (c Config) withDefaults() Config {
 	def(&c.Samples, DefaultSamples)
 	def(&c.PipelineMessages, DefaultPipelineMessages)
 	def(&c.DBSCANVectors, DefaultDBSCANVectors)
+	def(&c.PipelineRuns, DefaultPipelineRunsPerCPU*runtime.GOMAXPROCS(0))
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
@@ -84,8 +100,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Users < 0 || c.Memories < 0 || c.MeasuredUsers < 0 || c.MeasuredMemories < 0:
 		return memento.Errorf(memento.EINVALID, "users and memories must not be negative")
-	case c.Samples < 0 || c.PipelineMessages < 0 || c.DBSCANVectors < 0:
-		return memento.Errorf(memento.EINVALID, "samples, pipeline messages and DBSCAN vectors must not be negative")
+	case c.Samples < 0 || c.PipelineMessages < 0 || c.PipelineRuns < 0 || c.DBSCANVectors < 0:
+		return memento.Errorf(memento.EINVALID, "samples, pipeline messages, pipeline runs and DBSCAN vectors must not be negative")
 	}
 	return nil
 }
@@ -133,9 +149,12 @@ type Latency struct {
 
 // Throughput is how fast messages went through.
 type Throughput struct {
-	Messages   int     `json:"messages"`
-	Seconds    float64 `json:"seconds"`
-	MsgsPerSec float64 `json:"msgsPerSec"`
+	Messages int `json:"messages"`
+	// Concurrency is how many messages were processed at once, where the
+	// measurement chooses it.
+	Concurrency int     `json:"concurrency,omitempty"`
+	Seconds     float64 `json:"seconds"`
+	MsgsPerSec  float64 `json:"msgsPerSec"`
 }
 
 // Scale says what the store held.
@@ -173,15 +192,18 @@ type Machine struct {
 
 // Result is the outcome of `memento bench`.
 type Result struct {
-	Scale           Scale        `json:"scale"`
-	ContextAssembly Latency      `json:"contextAssembly"`
-	ChatTurn        *Latency     `json:"chatTurn,omitempty"`
-	IngestAck       Latency      `json:"ingestAck"`
-	Pipeline        Throughput   `json:"pipeline"`
-	Queue           *Throughput  `json:"queue,omitempty"`
-	DBSCAN          DBSCANResult `json:"dbscan"`
-	CatalogSearch   Latency      `json:"catalogSearch"`
-	StoreBytes      int64        `json:"storeBytes"`
+	Scale           Scale   `json:"scale"`
+	ContextAssembly Latency `json:"contextAssembly"`
+	// ContextAssemblyCold times the first assembly of each measured user,
+	// which reads the user's documents into the recall index.
+	ContextAssemblyCold *Latency     `json:"contextAssemblyCold,omitempty"`
+	ChatTurn            *Latency     `json:"chatTurn,omitempty"`
+	IngestAck           Latency      `json:"ingestAck"`
+	Pipeline            Throughput   `json:"pipeline"`
+	Queue               *Throughput  `json:"queue,omitempty"`
+	DBSCAN              DBSCANResult `json:"dbscan"`
+	CatalogSearch       Latency      `json:"catalogSearch"`
+	StoreBytes          int64        `json:"storeBytes"`
 	// PeakRSSBytes is the process's peak resident memory while measuring
 	// (VmHWM, reset after the build); BuildPeakRSSBytes the peak while
 	// building the store.
@@ -209,11 +231,17 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 	}
 	vocab := NewVocab(d.Catalog.All(), d.Catalog.Genres())
 	res := &Result{}
-	scale, err := build(ctx, d, cfg, vocab)
-	if err != nil {
-		return nil, err
+	scale, err := cfg.Built, error(nil)
+	if scale == nil {
+		if scale, err = build(ctx, d, cfg, vocab); err != nil {
+			return nil, err
+		}
 	}
 	res.Scale = *scale
+	if cfg.BuildOnly {
+		res.StoreBytes = storeBytes(d.DB.Path())
+		return res, nil
+	}
 	// The build's own peak (bulk transactions, generation buffers) is
 	// kept apart from the peak while serving the measured operations.
 	res.BuildPeakRSSBytes = peakRSS()
@@ -239,9 +267,11 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 	if res.DBSCAN, err = measureDBSCAN(ctx, d.Embedder, vocab, r, cfg.DBSCANVectors); err != nil {
 		return nil, err
 	}
-	if res.ContextAssembly, err = measureContext(ctx, d.Assembler, vocab, r, measured, cfg.Samples); err != nil {
+	var cold Latency
+	if res.ContextAssembly, cold, err = measureContext(ctx, d.Assembler, vocab, r, measured, cfg.Samples); err != nil {
 		return nil, err
 	}
+	res.ContextAssemblyCold = &cold
 	if d.Agent != nil {
 		logf("measuring chat turns")
 		turns, err := measureTurns(ctx, d, vocab, r, measured, max(30, cfg.Samples/3))
@@ -255,7 +285,7 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 	if res.IngestAck, fresh, err = measureIngest(ctx, d, vocab, r, measured, max(cfg.Samples, cfg.PipelineMessages)); err != nil {
 		return nil, err
 	}
-	if res.Pipeline, err = measurePipeline(ctx, d, fresh[:min(len(fresh), cfg.PipelineMessages)]); err != nil {
+	if res.Pipeline, err = measurePipeline(ctx, d, fresh[:min(len(fresh), cfg.PipelineMessages)], cfg.PipelineRuns); err != nil {
 		return nil, err
 	}
 	if d.StartWorkers != nil {
@@ -434,21 +464,32 @@ func measureCatalog(ctx context.Context, cat *catalog.Index, v *Vocab, r *rand.R
 }
 
 // measureContext times context assembly for measured users: a query in
-// one of the user's threads, k = 10.
-func measureContext(ctx context.Context, a *recall.Assembler, v *Vocab, r *rand.Rand, users []memento.Scope, n int) (Latency, error) {
+// one of the user's threads, k = 10. The first assembly of each user,
+// which reads the user into the recall index, is timed apart (cold); the
+// timed ones (warm) follow, as in a server whose users come back.
+func measureContext(ctx context.Context, a *recall.Assembler, v *Vocab, r *rand.Rand, users []memento.Scope, n int) (warm, cold Latency, err error) {
+	coldMs := make([]float64, 0, len(users))
+	for _, s := range users {
+		start := time.Now()
+		if _, err := a.Assemble(ctx, memento.RecallQuery{Scope: s, Thread: "t001", Query: v.Question(r), K: 10}); err != nil {
+			return warm, cold, fmt.Errorf("context assembly: %w", err)
+		}
+		coldMs = append(coldMs, millis(time.Since(start)))
+	}
+	cold = summarise(coldMs)
 	ms := make([]float64, 0, n)
 	for i := -warmup(n); i < n; i++ {
 		s := users[r.IntN(len(users))]
 		q := memento.RecallQuery{Scope: s, Thread: "t001", Query: v.Question(r), K: 10}
 		start := time.Now()
 		if _, err := a.Assemble(ctx, q); err != nil {
-			return Latency{}, fmt.Errorf("context assembly: %w", err)
+			return warm, cold, fmt.Errorf("context assembly: %w", err)
 		}
 		if i >= 0 {
 			ms = append(ms, millis(time.Since(start)))
 		}
 	}
-	return summarise(ms), nil
+	return summarise(ms), cold, nil
 }
 
 // measureTurns times agent turns of measured users in new threads, three
@@ -501,10 +542,10 @@ func measureIngest(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []
 }
 
 // measurePipeline runs the attribute-memory pipeline directly over the
-// given stored messages, one goroutine per processor, each taking whole
-// users (the pipeline orders a user's messages), and reports messages per
+// given stored messages, runs goroutines at once, each taking whole users
+// (the pipeline orders a user's messages), and reports messages per
 // second.
-func measurePipeline(ctx context.Context, d Deps, msgs []stored) (Throughput, error) {
+func measurePipeline(ctx context.Context, d Deps, msgs []stored, runs int) (Throughput, error) {
 	if len(msgs) == 0 {
 		return Throughput{}, nil
 	}
@@ -524,7 +565,7 @@ func measurePipeline(ctx context.Context, d Deps, msgs []stored) (Throughput, er
 		byUser[m.scope] = append(byUser[m.scope], m.id)
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i].User < order[j].User })
-	workers := runtime.GOMAXPROCS(0)
+	workers := max(1, min(runs, len(order)))
 	work := make(chan memento.Scope)
 	errs := make(chan error, workers)
 	start := time.Now()
@@ -557,7 +598,7 @@ func measurePipeline(ctx context.Context, d Deps, msgs []stored) (Throughput, er
 		return Throughput{}, first
 	}
 	secs := time.Since(start).Seconds()
-	return Throughput{Messages: len(msgs), Seconds: round3(secs), MsgsPerSec: round3(float64(len(msgs)) / secs)}, nil
+	return Throughput{Messages: len(msgs), Concurrency: workers, Seconds: round3(secs), MsgsPerSec: round3(float64(len(msgs)) / secs)}, nil
 }
 
 // measureQueue starts the workers, lets them finish every pending job

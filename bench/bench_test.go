@@ -93,7 +93,10 @@ func TestRunTiny(t *testing.T) {
 	if res.Scale.Events == 0 || res.Scale.Preferences == 0 || res.Scale.Rows < res.Scale.Messages {
 		t.Errorf("scale = %+v: want events, preferences and every row counted", res.Scale)
 	}
-	for name, l := range map[string]Latency{"context": res.ContextAssembly, "ingest": res.IngestAck, "catalog": res.CatalogSearch} {
+	if res.ContextAssemblyCold == nil || res.ContextAssemblyCold.Samples != cfg.MeasuredUsers {
+		t.Fatalf("cold context assembly = %+v, want one per measured user", res.ContextAssemblyCold)
+	}
+	for name, l := range map[string]Latency{"context": res.ContextAssembly, "context, cold": *res.ContextAssemblyCold, "ingest": res.IngestAck, "catalog": res.CatalogSearch} {
 		if l.Samples == 0 || l.P50Ms <= 0 || l.P99Ms < l.P50Ms || l.MaxMs < l.P99Ms || len(l.Ms) != l.Samples {
 			t.Errorf("%s latency = %+v", name, l)
 		}

@@ -21,8 +21,10 @@
 // 10,000 preference vectors, context assembly for measured users (reads);
 // chat turns with the offline model and message-log acknowledgements
 // (writes, durable before they return); the attribute-memory pipeline run
-// directly over the messages just acknowledged (messages per second, one
-// goroutine per processor); and, when the caller can start the background
+// directly over the messages just acknowledged (messages per second, with
+// Config.PipelineRuns of them in flight, by default 16 per processor: a
+// run mostly waits for its commit, and the store's group commit writes
+// the runs waiting together in one transaction); and, when the caller can start the background
 // workers, the message log end to end (append with jobs, workers drain the
 // queue). Last come the store's size on disk, the process's peak resident
 // memory (VmHWM) and the machine. Plot draws latency histograms and

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -24,54 +23,17 @@ var imdbColumns = []string{"tconst", "titleType", "primaryTitle", "originalTitle
 // columns, a malformed id, year, runtime or adult flag, or a repeated id are
 // skipped and counted in the report; only a read error fails the import.
 func ReadIMDb(r io.Reader) ([]memento.Title, ImportReport, error) {
-	report := newReport(FormatIMDb)
-	in, closeIn, err := maybeGunzip(r)
-	if err != nil {
-		return nil, report, err
-	}
-	defer closeIn()
-	var titles []memento.Title
-	seen := map[string]bool{}
-	lines := newLineReader(in)
 	fields := make([]string, 0, len(imdbColumns)+1)
-	for lines.next() {
-		text := lines.text
-		if lines.line == 1 && bytes.HasPrefix(text, []byte("tconst\t")) {
-			continue
-		}
-		if len(bytes.TrimSpace(text)) == 0 {
-			continue
-		}
-		report.Rows++
-		if lines.long {
-			report.skip(lines.line, ReasonLong, "line is over %d bytes", MaxLineBytes)
-			continue
-		}
+	return readLines(r, FormatIMDb, []byte("tconst\t"), func(text []byte) (memento.Title, string, string) {
 		if !utf8.Valid(text) {
-			report.skip(lines.line, ReasonEncoding, "line is not valid UTF-8")
-			continue
+			return memento.Title{}, ReasonEncoding, "line is not valid UTF-8"
 		}
 		fields = splitTabs(fields[:0], string(text))
 		if len(fields) != len(imdbColumns) {
-			report.skip(lines.line, ReasonColumns, "got %d columns, want %d", len(fields), len(imdbColumns))
-			continue
+			return memento.Title{}, ReasonColumns, fmt.Sprintf("got %d columns, want %d", len(fields), len(imdbColumns))
 		}
-		t, reason, detail := imdbTitle(fields)
-		if reason == "" && seen[t.ID] {
-			reason, detail = ReasonDup, fmt.Sprintf("%s appeared earlier", t.ID)
-		}
-		if reason != "" {
-			report.skip(lines.line, reason, "%s", detail)
-			continue
-		}
-		seen[t.ID] = true
-		titles = append(titles, t)
-	}
-	if err := lines.error(); err != nil {
-		return nil, report, fmt.Errorf("line %d: %w", lines.line+1, err)
-	}
-	report.Imported = len(titles)
-	return titles, report, nil
+		return imdbTitle(fields)
+	})
 }
 
 // splitTabs splits s at tabs into dst. IMDb's TSV does not quote fields, so

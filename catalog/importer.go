@@ -138,6 +138,54 @@ var readers = map[string]func(io.Reader) ([]memento.Title, ImportReport, error){
 	FormatJSONL:     ReadJSONL,
 }
 
+// readLines is the loop of the line-based formats. It reads r, gunzipped
+// when it starts with the gzip magic bytes, line by line: it passes over
+// blank lines and a first line that starts with header (when header is not
+// nil), and counts every other line as a row. It skips, with its reason in
+// the report, a row over MaxLineBytes, a row parse turns down (a non-empty
+// reason) and a title whose id appeared earlier. Only a read error fails
+// it.
+func readLines(r io.Reader, format string, header []byte, parse func(text []byte) (t memento.Title, reason, detail string)) ([]memento.Title, ImportReport, error) {
+	report := newReport(format)
+	in, closeIn, err := maybeGunzip(r)
+	if err != nil {
+		return nil, report, err
+	}
+	defer closeIn()
+	var titles []memento.Title
+	seen := map[string]bool{}
+	lines := newLineReader(in)
+	for lines.next() {
+		text := lines.text
+		if header != nil && lines.line == 1 && bytes.HasPrefix(text, header) {
+			continue
+		}
+		if len(bytes.TrimSpace(text)) == 0 {
+			continue
+		}
+		report.Rows++
+		if lines.long {
+			report.skip(lines.line, ReasonLong, "line is over %d bytes", MaxLineBytes)
+			continue
+		}
+		t, reason, detail := parse(text)
+		if reason == "" && seen[t.ID] {
+			reason, detail = ReasonDup, fmt.Sprintf("%s appeared earlier", t.ID)
+		}
+		if reason != "" {
+			report.skip(lines.line, reason, "%s", detail)
+			continue
+		}
+		seen[t.ID] = true
+		titles = append(titles, t)
+	}
+	if err := lines.error(); err != nil {
+		return nil, report, fmt.Errorf("line %d: %w", lines.line+1, err)
+	}
+	report.Imported = len(titles)
+	return titles, report, nil
+}
+
 // maybeGunzip returns a reader of r's content, decompressed when it starts
 // with the gzip magic bytes. close releases the decompressor.
 func maybeGunzip(r io.Reader) (io.Reader, func() error, error) {

@@ -54,41 +54,9 @@ type jsonTitle struct {
 // or a title, has a field of the wrong type or a year out of range, or
 // repeats an earlier id is skipped and counted in the report.
 func ReadJSONL(r io.Reader) ([]memento.Title, ImportReport, error) {
-	report := newReport(FormatJSONL)
-	in, closeIn, err := maybeGunzip(r)
-	if err != nil {
-		return nil, report, err
-	}
-	defer closeIn()
-	var titles []memento.Title
-	seen := map[string]bool{}
-	lines := newLineReader(in)
-	for lines.next() {
-		text := bytes.TrimSpace(lines.text)
-		if len(text) == 0 {
-			continue
-		}
-		report.Rows++
-		if lines.long {
-			report.skip(lines.line, ReasonLong, "line is over %d bytes", MaxLineBytes)
-			continue
-		}
-		t, reason, detail := jsonlTitle(text)
-		if reason == "" && seen[t.ID] {
-			reason, detail = ReasonDup, fmt.Sprintf("%s appeared earlier", t.ID)
-		}
-		if reason != "" {
-			report.skip(lines.line, reason, "%s", detail)
-			continue
-		}
-		seen[t.ID] = true
-		titles = append(titles, t)
-	}
-	if err := lines.error(); err != nil {
-		return nil, report, fmt.Errorf("line %d: %w", lines.line+1, err)
-	}
-	report.Imported = len(titles)
-	return titles, report, nil
+	return readLines(r, FormatJSONL, nil, func(text []byte) (memento.Title, string, string) {
+		return jsonlTitle(bytes.TrimSpace(text))
+	})
 }
 
 // jsonlTitle converts one JSON line, or says why it cannot.

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/fulltext"
 )
 
 // BM25 parameters of the keyword baseline: the usual k1 and b of Robertson
@@ -40,8 +41,8 @@ func NewBM25(turns map[string][]memento.Message) *BM25 {
 		for _, m := range msgs {
 			tf := map[string]int{}
 			n := 0
-			for _, w := range words(m.Text) {
-				tf[stem(w)]++
+			for _, w := range fulltext.Words(m.Text) {
+				tf[fulltext.Stem(w)]++
 				n++
 			}
 			for t := range tf {
@@ -69,8 +70,8 @@ func (b *BM25) Recall(_ context.Context, user, query string, k int) ([]memento.R
 	}
 	seen := map[string]bool{}
 	var q []string
-	for _, w := range words(query) {
-		t := stem(w)
+	for _, w := range fulltext.Words(query) {
+		t := fulltext.Stem(w)
 		if !seen[t] {
 			seen[t] = true
 			q = append(q, t)

@@ -2,6 +2,8 @@ package eval
 
 import (
 	"strings"
+
+	"github.com/memento-ai/memento/fulltext"
 )
 
 // answerTokens normalises an answer the way the LoCoMo paper's evaluation
@@ -22,7 +24,7 @@ func answerTokens(s string) []string {
 		case "a", "an", "the", "and":
 			continue
 		}
-		out = append(out, stem(w))
+		out = append(out, fulltext.Stem(w))
 	}
 	return out
 }

@@ -61,19 +61,36 @@ type AppendOutput struct {
 	Duplicates int               `json:"duplicates"`
 }
 
-type userPath struct {
+// UserPath is the part of every route input that names the user the
+// request is about, and its tenant. It is exported because huma reads the
+// parameters of exported embedded structs only.
+type UserPath struct {
 	TenantHeader
 	User string `path:"user" doc:"User id"`
 }
 
-// scopeOf is the scope of a request's tenant and user.
-func scopeOf(h TenantHeader, user string) memento.Scope {
-	return memento.Scope{Tenant: h.tenant(), User: user}
+// scope is the scope of the request's tenant and user.
+func (p UserPath) scope() memento.Scope {
+	return memento.Scope{Tenant: p.tenant(), User: p.User}
+}
+
+// userInput is a route input that embeds UserPath.
+type userInput interface{ scope() memento.Scope }
+
+// userHandler adapts a handler of one user's data to huma: it hands fn the
+// request's scope and renders the error fn returns.
+func userHandler[I userInput, O any](s *Server, fn func(ctx context.Context, sc memento.Scope, in *I) (*O, error)) func(context.Context, *I) (*O, error) {
+	return func(ctx context.Context, in *I) (*O, error) {
+		out, err := fn(ctx, (*in).scope(), in)
+		if err != nil {
+			return nil, Error(ctx, s.Logger, err)
+		}
+		return out, nil
+	}
 }
 
 type appendInput struct {
-	TenantHeader
-	User    string `path:"user" doc:"User id"`
+	UserPath
 	Thread  string `path:"thread" doc:"Thread id"`
 	RawBody []byte `contentType:"application/json" doc:"One message {\"id\",\"role\":\"user|assistant\",\"text\",\"at\"} or an array of them"`
 }
@@ -84,8 +101,7 @@ type appendOutput struct {
 }
 
 type listMemoriesInput struct {
-	TenantHeader
-	User      string `path:"user" doc:"User id"`
+	UserPath
 	Kind      string `query:"kind" enum:"attribute,episode" doc:"Only memories of this kind"`
 	Attribute string `query:"attribute" doc:"Only memories of this attribute, such as LIKES"`
 	Thread    string `query:"thread" doc:"Only memories from this thread"`
@@ -99,10 +115,15 @@ type memoriesOutput struct {
 	}
 }
 
+func memoriesOf(mems []memento.Memory) *memoriesOutput {
+	out := &memoriesOutput{}
+	out.Body.Memories = nonNilSlice(mems)
+	return out
+}
+
 type memoryInput struct {
-	TenantHeader
-	User string `path:"user" doc:"User id"`
-	ID   string `path:"id" doc:"Memory id"`
+	UserPath
+	ID string `path:"id" doc:"Memory id"`
 }
 
 type memoryOutput struct {
@@ -110,8 +131,7 @@ type memoryOutput struct {
 }
 
 type patchMemoryInput struct {
-	TenantHeader
-	User string `path:"user" doc:"User id"`
+	UserPath
 	ID   string `path:"id" doc:"Memory id"`
 	Body memento.MemoryUpdate
 }
@@ -119,8 +139,7 @@ type patchMemoryInput struct {
 type noContent struct{}
 
 type contextInput struct {
-	TenantHeader
-	User   string `path:"user" doc:"User id"`
+	UserPath
 	Thread string `query:"thread" doc:"Thread the prompt is for: adds its active context and latest summary"`
 	Query  string `query:"query" doc:"What the prompt is about; relevant memories and messages are ranked against it"`
 	K      int    `query:"k" minimum:"1" maximum:"100" default:"10" doc:"How many relevant items"`
@@ -135,8 +154,7 @@ type exportOutput struct {
 }
 
 type importInput struct {
-	TenantHeader
-	User    string `path:"user" doc:"User id"`
+	UserPath
 	RawBody []byte `contentType:"application/json" doc:"A document GET .../export produced"`
 }
 
@@ -145,9 +163,8 @@ type importOutput struct {
 }
 
 type runsInput struct {
-	TenantHeader
-	User  string `path:"user" doc:"User id"`
-	Limit int    `query:"limit" minimum:"0" maximum:"10000" default:"100" doc:"At most this many runs, newest first (0: all)"`
+	UserPath
+	Limit int `query:"limit" minimum:"0" maximum:"10000" default:"100" doc:"At most this many runs, newest first (0: all)"`
 }
 
 type runsOutput struct {
@@ -157,8 +174,7 @@ type runsOutput struct {
 }
 
 type runInput struct {
-	TenantHeader
-	User    string `path:"user" doc:"User id"`
+	UserPath
 	Message string `path:"message" doc:"Id of the message the run processed"`
 }
 
@@ -173,8 +189,7 @@ type modesOutput struct {
 }
 
 type setModeInput struct {
-	TenantHeader
-	User      string `path:"user" doc:"User id"`
+	UserPath
 	Attribute string `path:"attribute" doc:"Attribute name, or * for every attribute"`
 	Body      struct {
 		Mode string `json:"mode" enum:"semantic,episodic," doc:"semantic or episodic; empty removes the override"`
@@ -190,109 +205,104 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			Summary: "Append messages to a thread's log", Tags: tags, DefaultStatus: http.StatusAccepted, SkipValidateBody: true,
 			Description: "Stores one message or an array of messages, and their background jobs (the attribute pipeline), in one transaction, and answers 202 once both are durable. A message whose client id is stored already is left as it is, so repeating a call changes nothing.",
 			Errors:      []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},
-		}, func(ctx context.Context, in *appendInput) (*appendOutput, error) {
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *appendInput) (*appendOutput, error) {
 			msgs, err := decodeMessages(in.RawBody)
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
-			sc := scopeOf(in.TenantHeader, in.User)
 			var jobs func(memento.Message) []memento.JobRequest
 			if d.JobsFor != nil {
 				jobs = func(m memento.Message) []memento.JobRequest { return d.JobsFor(sc, in.Thread, m) }
 			}
 			res, err := d.Store.AppendMessages(ctx, sc, in.Thread, msgs, jobs)
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
 			return &appendOutput{Status: http.StatusAccepted, Body: AppendOutput{Messages: nonNilSlice(res.Messages), Inserted: res.Inserted, Duplicates: res.Duplicates}}, nil
-		})
+		}))
 		describeBody(api, "/v1/users/{user}/threads/{thread}/messages", reflect.TypeFor[MessageIn](), true)
 		huma.Register(api, huma.Operation{
 			OperationID: "listMemories", Method: http.MethodGet, Path: "/v1/users/{user}/memories",
 			Summary: "List what the attribute memory knows about a user", Tags: tags,
 			Description: "Current semantic values and episodes, or every version with all=true.",
-		}, func(ctx context.Context, in *listMemoriesInput) (*memoriesOutput, error) {
-			mems, err := d.Store.Memories(ctx, scopeOf(in.TenantHeader, in.User), memento.MemoryFilter{Kind: in.Kind, Attribute: in.Attribute, Thread: in.Thread, All: in.All, Limit: in.Limit})
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *listMemoriesInput) (*memoriesOutput, error) {
+			mems, err := d.Store.Memories(ctx, sc, memento.MemoryFilter{Kind: in.Kind, Attribute: in.Attribute, Thread: in.Thread, All: in.All, Limit: in.Limit})
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
-			out := &memoriesOutput{}
-			out.Body.Memories = nonNilSlice(mems)
-			return out, nil
-		})
+			return memoriesOf(mems), nil
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "getMemory", Method: http.MethodGet, Path: "/v1/users/{user}/memories/{id}",
 			Summary: "Get one memory", Tags: tags, Errors: []int{http.StatusNotFound},
-		}, func(ctx context.Context, in *memoryInput) (*memoryOutput, error) {
-			m, err := d.Store.Memory(ctx, scopeOf(in.TenantHeader, in.User), in.ID)
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *memoryInput) (*memoryOutput, error) {
+			m, err := d.Store.Memory(ctx, sc, in.ID)
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
 			m.Vector, m.Embedder = nil, ""
 			return &memoryOutput{Body: m}, nil
-		})
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "updateMemory", Method: http.MethodPatch, Path: "/v1/users/{user}/memories/{id}",
 			Summary: "Edit a memory's value", Tags: tags,
 			Description: "A current semantic value keeps its id; its old value joins its history. A superseded value cannot be edited (409).",
 			Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
-		}, func(ctx context.Context, in *patchMemoryInput) (*memoryOutput, error) {
-			m, err := d.Store.UpdateMemory(ctx, scopeOf(in.TenantHeader, in.User), in.ID, in.Body)
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *patchMemoryInput) (*memoryOutput, error) {
+			m, err := d.Store.UpdateMemory(ctx, sc, in.ID, in.Body)
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
-			d.reindex(ctx, s, scopeOf(in.TenantHeader, in.User))
+			d.reindex(ctx, s, sc)
 			return &memoryOutput{Body: m}, nil
-		})
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "deleteMemory", Method: http.MethodDelete, Path: "/v1/users/{user}/memories/{id}",
 			Summary: "Forget a memory (and, for a semantic value, the versions it superseded)", Tags: tags,
 			DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
-		}, func(ctx context.Context, in *memoryInput) (*noContent, error) {
-			if err := d.Store.DeleteMemory(ctx, scopeOf(in.TenantHeader, in.User), in.ID); err != nil {
-				return nil, Error(ctx, s.Logger, err)
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *memoryInput) (*noContent, error) {
+			if err := d.Store.DeleteMemory(ctx, sc, in.ID); err != nil {
+				return nil, err
 			}
 			return &noContent{}, nil
-		})
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "memoryHistory", Method: http.MethodGet, Path: "/v1/users/{user}/memories/{id}/history",
 			Summary: "List every version of a memory's attribute value, newest first", Tags: tags, Errors: []int{http.StatusNotFound},
-		}, func(ctx context.Context, in *memoryInput) (*memoriesOutput, error) {
-			mems, err := d.Store.MemoryHistory(ctx, scopeOf(in.TenantHeader, in.User), in.ID)
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *memoryInput) (*memoriesOutput, error) {
+			mems, err := d.Store.MemoryHistory(ctx, sc, in.ID)
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
-			out := &memoriesOutput{}
-			out.Body.Memories = nonNilSlice(mems)
-			return out, nil
-		})
+			return memoriesOf(mems), nil
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "userContext", Method: http.MethodGet, Path: "/v1/users/{user}/context",
 			Summary: "Assemble everything a prompt needs about a user", Tags: tags,
 			Description: "The thread's active context and latest summary, the user's current semantic attributes, and the memories and past messages most relevant to the query, ranked by BM25, embedding similarity and recency (each with its score breakdown and sources), with a rendered text block and its estimated token count. No language-model call.",
 			Errors:      []int{http.StatusBadRequest},
-		}, func(ctx context.Context, in *contextInput) (*contextOutput, error) {
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *contextInput) (*contextOutput, error) {
 			if d.Assembler == nil {
-				return nil, Error(ctx, s.Logger, memento.Errorf(memento.ENOTIMPLEMENTED, "context assembly is not configured"))
+				return nil, memento.Errorf(memento.ENOTIMPLEMENTED, "context assembly is not configured")
 			}
-			c, err := d.Assembler.Assemble(ctx, memento.RecallQuery{Scope: scopeOf(in.TenantHeader, in.User), Thread: in.Thread, Query: in.Query, K: in.K})
+			c, err := d.Assembler.Assemble(ctx, memento.RecallQuery{Scope: sc, Thread: in.Thread, Query: in.Query, K: in.K})
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
 			return &contextOutput{Body: c}, nil
-		})
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "exportUser", Method: http.MethodGet, Path: "/v1/users/{user}/export",
 			Summary: "Export everything Memento keeps about a user as one JSON document", Tags: tags, Errors: []int{http.StatusNotFound},
-		}, func(ctx context.Context, in *userPath) (*exportOutput, error) {
-			doc, err := d.Store.ExportUser(ctx, scopeOf(in.TenantHeader, in.User))
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, _ *UserPath) (*exportOutput, error) {
+			doc, err := d.Store.ExportUser(ctx, sc)
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
 			for _, sec := range d.Sections {
-				data, err := sec.ExportSection(ctx, scopeOf(in.TenantHeader, in.User))
+				data, err := sec.ExportSection(ctx, sc)
 				if err != nil {
-					return nil, Error(ctx, s.Logger, err)
+					return nil, err
 				}
 				if doc.Sections == nil {
 					doc.Sections = map[string]json.RawMessage{}
@@ -300,95 +310,94 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 				doc.Sections[sec.SectionName()] = data
 			}
 			return &exportOutput{Body: doc}, nil
-		})
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "importUser", Method: http.MethodPost, Path: "/v1/users/{user}/import",
 			Summary: "Import a user export under this user", Tags: tags, SkipValidateBody: true,
 			Description: "Stores the document's threads, messages, summaries, events, memories, runs and sections; rows already stored (by id) are skipped, so importing twice changes nothing.",
 			Errors:      []int{http.StatusBadRequest},
-		}, func(ctx context.Context, in *importInput) (*importOutput, error) {
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *importInput) (*importOutput, error) {
 			var doc memento.UserExport
 			if err := json.Unmarshal(in.RawBody, &doc); err != nil {
-				return nil, Error(ctx, s.Logger, memento.Errorf(memento.EINVALID, "the body is not an export document: %v", err))
+				return nil, memento.Errorf(memento.EINVALID, "the body is not an export document: %v", err)
 			}
-			res, err := d.Store.ImportUser(ctx, scopeOf(in.TenantHeader, in.User), &doc)
+			res, err := d.Store.ImportUser(ctx, sc, &doc)
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
 			for _, sec := range d.Sections {
 				if data, ok := doc.Sections[sec.SectionName()]; ok {
-					if err := sec.ImportSection(ctx, scopeOf(in.TenantHeader, in.User), data); err != nil {
-						return nil, Error(ctx, s.Logger, err)
+					if err := sec.ImportSection(ctx, sc, data); err != nil {
+						return nil, err
 					}
 				}
 			}
-			d.reindex(ctx, s, scopeOf(in.TenantHeader, in.User))
+			d.reindex(ctx, s, sc)
 			return &importOutput{Body: res}, nil
-		})
+		}))
 		describeBody(api, "/v1/users/{user}/import", reflect.TypeFor[memento.UserExport](), false)
 		huma.Register(api, huma.Operation{
 			OperationID: "deleteUser", Method: http.MethodDelete, Path: "/v1/users/{user}",
 			Summary: "Forget everything about a user", Tags: tags, DefaultStatus: http.StatusNoContent,
 			Description: "Deletes the user's threads, messages, summaries, events, memories, runs, mode overrides and pending jobs.",
 			Errors:      []int{http.StatusNotFound},
-		}, func(ctx context.Context, in *userPath) (*noContent, error) {
-			if err := d.Store.DeleteUser(ctx, scopeOf(in.TenantHeader, in.User)); err != nil {
-				return nil, Error(ctx, s.Logger, err)
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, _ *UserPath) (*noContent, error) {
+			if err := d.Store.DeleteUser(ctx, sc); err != nil {
+				return nil, err
 			}
 			return &noContent{}, nil
-		})
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "listMemoryRuns", Method: http.MethodGet, Path: "/v1/users/{user}/runs",
 			Summary: "List the attribute pipeline's runs over a user's messages, newest first", Tags: tags,
-		}, func(ctx context.Context, in *runsInput) (*runsOutput, error) {
-			runs, err := d.Store.MemoryRuns(ctx, scopeOf(in.TenantHeader, in.User), in.Limit)
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *runsInput) (*runsOutput, error) {
+			runs, err := d.Store.MemoryRuns(ctx, sc, in.Limit)
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
 			out := &runsOutput{}
 			out.Body.Runs = nonNilSlice(runs)
 			return out, nil
-		})
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "getMemoryRun", Method: http.MethodGet, Path: "/v1/users/{user}/runs/{message}",
 			Summary: "Get the trace of the pipeline run over a message", Tags: tags, Errors: []int{http.StatusNotFound},
-		}, func(ctx context.Context, in *runInput) (*runOutput, error) {
-			run, err := d.Store.MemoryRun(ctx, scopeOf(in.TenantHeader, in.User), in.Message)
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *runInput) (*runOutput, error) {
+			run, err := d.Store.MemoryRun(ctx, sc, in.Message)
 			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
+				return nil, err
 			}
 			return &runOutput{Body: run}, nil
-		})
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "listMemoryModes", Method: http.MethodGet, Path: "/v1/users/{user}/memory-modes",
 			Summary: "List a user's overrides of attribute modes", Tags: tags,
-		}, func(ctx context.Context, in *userPath) (*modesOutput, error) {
-			modes, err := d.Store.MemoryModes(ctx, scopeOf(in.TenantHeader, in.User))
-			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
-			}
-			out := &modesOutput{}
-			out.Body.Modes = modes
-			return out, nil
-		})
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, _ *UserPath) (*modesOutput, error) {
+			return d.modes(ctx, sc)
+		}))
 		huma.Register(api, huma.Operation{
 			OperationID: "setMemoryMode", Method: http.MethodPut, Path: "/v1/users/{user}/memory-modes/{attribute}",
 			Summary: "Override an attribute's mode (semantic or episodic) for a user", Tags: tags,
 			Description: "For experiments: the user's later messages are remembered in this mode. * overrides every attribute without an override of its own; an empty mode removes the override.",
 			Errors:      []int{http.StatusBadRequest},
-		}, func(ctx context.Context, in *setModeInput) (*modesOutput, error) {
-			if err := d.Store.SetMemoryMode(ctx, scopeOf(in.TenantHeader, in.User), in.Attribute, in.Body.Mode); err != nil {
-				return nil, Error(ctx, s.Logger, err)
+		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *setModeInput) (*modesOutput, error) {
+			if err := d.Store.SetMemoryMode(ctx, sc, in.Attribute, in.Body.Mode); err != nil {
+				return nil, err
 			}
-			modes, err := d.Store.MemoryModes(ctx, scopeOf(in.TenantHeader, in.User))
-			if err != nil {
-				return nil, Error(ctx, s.Logger, err)
-			}
-			out := &modesOutput{}
-			out.Body.Modes = modes
-			return out, nil
-		})
+			return d.modes(ctx, sc)
+		}))
 	}
+}
+
+// modes is the body of the memory-modes routes: the user's overrides.
+func (d MemoryRoutes) modes(ctx context.Context, sc memento.Scope) (*modesOutput, error) {
+	modes, err := d.Store.MemoryModes(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	out := &modesOutput{}
+	out.Body.Modes = modes
+	return out, nil
 }
 
 // describeBody replaces the OpenAPI schema of a POST taking a raw JSON

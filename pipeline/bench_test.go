@@ -185,6 +185,47 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 		report(b, b.N)
 	})
+	b.Run("sqlite-concurrent", func(b *testing.B) {
+		// As many runs at once as the remember workers make, of as many
+		// users: their writes share commits.
+		db := sqlitetest.OpenWith(b, sqlitetest.Options())
+		p, err := pipeline.New(model, db, pipeline.Options{Embedder: emb})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		runs := sqlite.DefaultWorkers
+		per := b.N/runs + 1
+		users := make([]memento.Scope, runs)
+		stored := make([][]memento.Message, runs)
+		for u := range runs {
+			users[u] = memento.Scope{Tenant: memento.DefaultTenant, User: fmt.Sprintf("u%d", u)}
+			msgs := make([]memento.Message, per)
+			for i := range msgs {
+				msgs[i] = msgAt(i)
+			}
+			stored[u] = storeAll(b, db, users[u], msgs)
+		}
+		var left atomic.Int64
+		left.Store(int64(b.N))
+		b.ResetTimer()
+		var wg sync.WaitGroup
+		for u := range runs {
+			wg.Go(func() {
+				for _, m := range stored[u] {
+					if left.Add(-1) < 0 {
+						return
+					}
+					if _, err := p.Run(ctx, users[u], m); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		report(b, b.N)
+	})
 }
 
 // storeAll appends messages in batches, outside the measurement.

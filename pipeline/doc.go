@@ -39,6 +39,13 @@
 //     with a conflict when another run changed a value meanwhile, and the
 //     graph merges again over fresh values.
 //
+// Runs of different users proceed in parallel, and most of a run with the
+// offline model is the wait for its write to be durable; the embedded
+// store commits the writes of the runs waiting at the same moment in one
+// transaction (group commit), so throughput grows with the runs in
+// flight: the queue runs sqlite.DefaultWorkers (16) jobs at once, more
+// than the processors of a small machine.
+//
 // The graph checkpoints its state in the store (keyed by the message id),
 // at most every Options.CheckpointAfter, so a process that dies mid-run
 // resumes there. The stored run record marks the message as processed: a

@@ -1,14 +1,10 @@
 package pipeline_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +15,6 @@ import (
 	"github.com/memento-ai/memento/sqlite"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
-
-// killEnv names the database a re-executed test binary ingests into.
-const killEnv = "MEMENTO_PIPELINE_KILL_DB"
 
 // killText is the i-th message of the ingestion: alternately an event
 // (episodic: one memory per message) and a move (semantic: each
@@ -51,24 +44,15 @@ func killJobs(s memento.Scope) func(memento.Message) []memento.JobRequest {
 
 // TestKillHelperProcess is not a test: run by TestSIGKILLDuringIngestion
 // in a child process, it runs the pipeline's workers and appends messages
-// one by one, printing each id once AppendMessages returned, until it is
+// one by one, acknowledging each once AppendMessages returned, until it is
 // killed.
 func TestKillHelperProcess(t *testing.T) {
-	path := os.Getenv(killEnv)
-	if path == "" {
-		t.Skip("run as a child process by TestSIGKILLDuringIngestion")
-	}
+	db := sqlitetest.ChildStore(t)
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path, sqlitetest.Options())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "open:", err)
-		os.Exit(2)
-	}
 	w := killWorker(t, db)
 	db.Handle(memento.JobRemember, w.Handle, memento.JobOptions{})
 	if err := db.Start(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "start:", err)
-		os.Exit(2)
+		t.Fatalf("start: %v", err)
 	}
 	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -76,54 +60,20 @@ func TestKillHelperProcess(t *testing.T) {
 		id := fmt.Sprintf("k%05d", i)
 		msg := memento.Message{ID: id, Role: memento.RoleUser, Text: killText(i), At: start.Add(time.Duration(i) * time.Minute)}
 		if _, err := db.AppendMessages(ctx, s, "t1", []memento.Message{msg}, killJobs(s)); err != nil {
-			fmt.Fprintln(os.Stderr, "append:", err)
-			os.Exit(2)
+			t.Fatalf("append: %v", err)
 		}
-		fmt.Println(id) // acknowledged
+		sqlitetest.Ack(id)
 	}
 }
 
 func TestSIGKILLDuringIngestion(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("needs SIGKILL")
-	}
 	if testing.Short() {
 		t.Skip("runs a child process")
 	}
-	const acks = 60
 	path := filepath.Join(t.TempDir(), "kill.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), killEnv+"="+path)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start child: %v", err)
-	}
-	var acked []string
-	sc := bufio.NewScanner(out)
-	for len(acked) < acks && sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "k") {
-			acked = append(acked, line)
-		}
-	}
-	// Kill while the child appends and its workers run the pipeline, then
-	// drain what it printed before dying: those were acknowledged too.
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatalf("kill child: %v", err)
-	}
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "k") {
-			acked = append(acked, line)
-		}
-	}
-	_ = cmd.Wait()
-	if len(acked) < acks {
-		t.Fatalf("child acknowledged only %d messages; stderr:\n%s", len(acked), stderr.String())
-	}
+	// The child is killed while it appends and its workers run the
+	// pipeline.
+	acked := sqlitetest.KillChild(t, "TestKillHelperProcess", path, 60)
 
 	// Restart: no acknowledged message is lost.
 	ctx := context.Background()

@@ -25,7 +25,7 @@
 //	    --DecayConfig.Effective--> effective weight (decay.go), and
 //	    --DecayConfig.Faded------> whether to leave the memory out
 //	live memories + query --Recaller--> memento.RecallItems for prompts
-//	live memories + titles --Scorer (TitleSpace, lexical.go)--> agent.Signals
+//	live memories + titles --Scorer (TitleSpace, lexical.go, kernel.go)--> agent.Signals
 //
 // Decay is exponential with a half-life per kind (tastes fade in months,
 // facts in years) and counts from the last reinforcement, with the clock
@@ -42,7 +42,9 @@
 // space of title vectors computed once per embedder (titles.go), plus a
 // bonus when the title's text names a concept (lexical.go); the sum folds
 // into one taste vector per user, cached until the preferences change, so
-// ranking the whole catalog costs one dot product per title.
+// ranking the whole catalog costs one dot product per title, over the
+// catalog's vectors laid out in one matrix and computed with vector
+// instructions where the processor has them (kernel.go).
 //
 // The mathematics (vector.go, decay.go, dbscan.go, merge.go, cluster.go) is
 // pure computation on values: no storage, no clock of its own, no network.

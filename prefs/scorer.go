@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -39,9 +38,6 @@ const (
 	explainAllPairs = 250_000
 	// maxWhy is how many concepts a title's reasons name.
 	maxWhy = 3
-	// parallelFrom is the number of candidates from which scoring is split
-	// across processors.
-	parallelFrom = 4096
 )
 
 // Scorer is the ranking signal of the preference memory, an agent.Scorer:
@@ -85,6 +81,12 @@ var _ agent.Scorer = (*Scorer)(nil)
 // Score returns one signal per candidate. A user without live preferences
 // of the space's embedder gets zero scores. Errors: those of the store and
 // the embedder.
+//
+// Apart from the signals it returns (40 bytes a candidate, which the
+// agent.Scorer interface makes the caller's), a ranking of the whole
+// catalog allocates a few kilobytes: the title vectors, the taste and the
+// word matches are the space's and the cached taste's, and the reasons of
+// all explained titles share one slice.
 func (sc *Scorer) Score(ctx context.Context, s memento.Scope, ac memento.ActiveContext, candidates []memento.Title) ([]agent.Signal, error) {
 	sigs := make([]agent.Signal, len(candidates))
 	if len(candidates) == 0 {
@@ -97,17 +99,18 @@ func (sc *Scorer) Score(ctx context.Context, s memento.Scope, ac memento.ActiveC
 	if u == nil {
 		return sigs, nil
 	}
-	vectors, _, err := sc.Titles.vectors(ctx, candidates)
+	whole := sc.Titles.isWhole(candidates)
+	rows, err := sc.Titles.rows(ctx, candidates, whole)
 	if err != nil {
 		return nil, fmt.Errorf("preference scores: %w", err)
 	}
 	lexical := cmp.Or(sc.LexicalWeight, DefaultLexicalWeight)
-	matched := sc.lexicalHits(u, candidates)
+	matched := sc.lexicalHits(u, candidates, whole)
 	factor := cmp.Or(sc.Weight, 1) * u.factor
 	parallel(len(candidates), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			score := float64(Dot(u.taste, vectors[i]))
-			for _, p := range matched(i) {
+			score := float64(rankDot(u.taste, rows.at(i)))
+			for _, p := range matched.at(i) {
 				score += lexical * u.live[p].EffectiveWeight
 			}
 			sigs[i].Score = factor * score
@@ -115,44 +118,61 @@ func (sc *Scorer) Score(ctx context.Context, s memento.Scope, ac memento.ActiveC
 	})
 	explain := sc.toExplain(sigs, len(u.live), max(cmp.Or(sc.ExplainTop, DefaultExplainTop), 4*ac.Count))
 	minSim := float32(cmp.Or(sc.WhySimilarity, DefaultWhySimilarity))
+	reasons := make([]string, len(explain)*maxWhy)
 	parallelWork(len(explain), len(explain)*len(u.live), func(lo, hi int) {
-		for _, i := range explain[lo:hi] {
-			sigs[i].Why = why(u, vectors[i], matched(i), minSim, lexical)
+		for k := lo; k < hi; k++ {
+			i := explain[k]
+			out := reasons[k*maxWhy : k*maxWhy : (k+1)*maxWhy]
+			if out = why(u, rows.at(i), matched.at(i), minSim, lexical, out); len(out) > 0 {
+				sigs[i].Why = out
+			}
 		}
 	})
 	return sigs, nil
 }
 
-// lexicalHits returns a function giving, for each candidate, the
-// preferences whose words its text contains: from the catalog's word
-// index for catalog titles, by reading the text of any other. It is safe
-// for concurrent use.
-func (sc *Scorer) lexicalHits(u *taste, candidates []memento.Title) func(i int) []int32 {
-	pos, whole := sc.Titles.positions(candidates)
-	if whole {
-		return func(i int) []int32 { return u.hitsAt(int32(i)) }
+// hits gives, for each candidate of a ranking, the preferences whose words
+// its text contains: from the cached taste's table for catalog titles, by
+// reading the text of any other. It is safe for concurrent use.
+type hits struct {
+	u       *taste
+	pos     []int32         // catalog position of each candidate; nil when they are the whole catalog
+	outside map[int][]int32 // candidates outside the catalog
+}
+
+// at returns the preferences whose words candidate i contains.
+func (h hits) at(i int) []int32 {
+	if h.pos == nil {
+		return h.u.hitsAt(int32(i))
 	}
-	var outside map[int][]int32 // candidates outside the catalog
-	for i, p := range pos {
+	if h.pos[i] < 0 {
+		return h.outside[i]
+	}
+	return h.u.hitsAt(h.pos[i])
+}
+
+// lexicalHits returns the word matches of candidates, whole when they are
+// the whole catalog in its order.
+func (sc *Scorer) lexicalHits(u *taste, candidates []memento.Title, whole bool) hits {
+	if whole {
+		return hits{u: u}
+	}
+	h := hits{u: u, pos: sc.Titles.positions(candidates)}
+	for i, p := range h.pos {
 		if p >= 0 {
 			continue
 		}
 		text := words(TitleText(candidates[i]))
 		for c, run := range u.runs {
 			if containsRun(text, run) {
-				if outside == nil {
-					outside = map[int][]int32{}
+				if h.outside == nil {
+					h.outside = map[int][]int32{}
 				}
-				outside[i] = append(outside[i], int32(c))
+				h.outside[i] = append(h.outside[i], int32(c))
 			}
 		}
 	}
-	return func(i int) []int32 {
-		if pos[i] < 0 {
-			return outside[i]
-		}
-		return u.hitsAt(pos[i])
-	}
+	return h
 }
 
 // A user's taste is cached between rankings: reading and whitening
@@ -170,13 +190,18 @@ const (
 
 // taste is a user's preferences folded for ranking.
 type taste struct {
-	version  int64
-	at       time.Time
-	live     []memento.Preference
-	concepts [][]float32 // whitened concept vectors, as live
-	taste    []float32   // Σ weight × concept
-	factor   float64     // 1 / max(1, |weights|)
-	runs     [][]string  // each concept's words, as live
+	version int64
+	at      time.Time
+	live    []memento.Preference
+	// concepts are the whitened concept vectors, as live, in one
+	// allocation (so that explaining a title reads them as one stream).
+	concepts [][]float32
+	taste    []float32  // Σ weight × concept
+	factor   float64    // 1 / max(1, |weights|)
+	runs     [][]string // each concept's words, as live
+	// reasons are the reasons each preference gives, as live ("you like
+	// heist"), built once rather than for every explained title.
+	reasons []string
 	// The preferences whose words the text of the catalog title at
 	// position i contains are hits[hitStart[i]:hitStart[i+1]].
 	hitStart []int32
@@ -215,7 +240,7 @@ func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) 
 	if len(live) == 0 {
 		u = nil
 	} else {
-		u = &taste{version: ver.Version, at: now, live: live, concepts: make([][]float32, len(live))}
+		u = &taste{version: ver.Version, at: now, live: live, concepts: make([][]float32, len(live)), reasons: make([]string, len(live))}
 		var norm float64
 		for i, p := range live {
 			v, err := sc.Titles.Concept(ctx, p.Vector)
@@ -223,6 +248,11 @@ func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) 
 				return nil, err
 			}
 			u.concepts[i] = v
+			if p.EffectiveWeight < 0 {
+				u.reasons[i] = "you dislike " + p.Concept
+			} else {
+				u.reasons[i] = "you like " + p.Concept
+			}
 			if u.taste == nil {
 				u.taste = make([]float32, len(v))
 			}
@@ -235,6 +265,7 @@ func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) 
 			norm += p.EffectiveWeight * p.EffectiveWeight
 		}
 		u.factor = 1 / math.Max(1, math.Sqrt(norm))
+		u.concepts = contiguous(u.concepts)
 		u.runs = make([][]string, len(live))
 		byTitle := map[int32][]int32{}
 		terms := sc.Titles.terms()
@@ -305,16 +336,23 @@ func (h *minScores) Pop() any {
 
 // why names the concepts that moved a title, those at least minSim
 // similar to it or whose words it contains, by the size of their
-// contribution: "you like heist", "you dislike horror".
-func why(u *taste, title []float32, matched []int32, minSim float32, lexical float64) []string {
+// contribution: "you like heist", "you dislike horror". It appends the
+// reasons to out (which has room for maxWhy) and returns it.
+func why(u *taste, title []float32, matched []int32, minSim float32, lexical float64, out []string) []string {
+	// Only the maxWhy largest contributions are named: they are kept in
+	// order as they come, instead of collecting and sorting all of them.
 	type reason struct {
 		p       int
 		contrib float64
 	}
 	live := u.live
-	var rs []reason
+	before := func(a, b reason) bool {
+		return cmp.Or(cmp.Compare(math.Abs(b.contrib), math.Abs(a.contrib)), cmp.Compare(live[a.p].Concept, live[b.p].Concept)) < 0
+	}
+	var best [maxWhy]reason
+	n := 0
 	for p, v := range u.concepts {
-		sim := Dot(v, title)
+		sim := rankDot(v, title)
 		hit := slices.Contains(matched, int32(p))
 		if sim < minSim && !hit {
 			continue
@@ -323,41 +361,38 @@ func why(u *taste, title []float32, matched []int32, minSim float32, lexical flo
 		if hit {
 			c += lexical
 		}
-		rs = append(rs, reason{p, live[p].EffectiveWeight * c})
-	}
-	if len(rs) == 0 {
-		return nil
-	}
-	slices.SortFunc(rs, func(a, b reason) int {
-		return cmp.Or(cmp.Compare(math.Abs(b.contrib), math.Abs(a.contrib)), cmp.Compare(live[a.p].Concept, live[b.p].Concept))
-	})
-	out := make([]string, 0, min(len(rs), maxWhy))
-	for _, r := range rs[:min(len(rs), maxWhy)] {
-		if live[r.p].EffectiveWeight < 0 {
-			out = append(out, "you dislike "+live[r.p].Concept)
-		} else {
-			out = append(out, "you like "+live[r.p].Concept)
+		r := reason{p, live[p].EffectiveWeight * c}
+		at := n
+		for at > 0 && before(r, best[at-1]) {
+			at--
 		}
+		if at == maxWhy {
+			continue
+		}
+		if n < maxWhy {
+			n++
+		}
+		copy(best[at+1:n], best[at:n-1])
+		best[at] = r
+	}
+	for _, r := range best[:n] {
+		out = append(out, u.reasons[r.p])
 	}
 	return out
 }
 
-// parallel runs fn over [0, n) in chunks, on all processors when n is
-// large.
-func parallel(n int, fn func(lo, hi int)) { parallelWork(n, n, fn) }
-
-// parallelWork runs fn over [0, n) in chunks, on all processors when the
-// work (in dot products) is large.
-func parallelWork(n, work int, fn func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if work < parallelFrom || workers < 2 {
-		fn(0, n)
-		return
+// contiguous returns vs copied into one allocation.
+func contiguous(vs [][]float32) [][]float32 {
+	total := 0
+	for _, v := range vs {
+		total += len(v)
 	}
-	chunk := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += chunk {
-		wg.Go(func() { fn(lo, min(lo+chunk, n)) })
+	block := make([]float32, 0, total)
+	out := make([][]float32, len(vs))
+	for i, v := range vs {
+		lo := len(block)
+		block = append(block, v...)
+		out[i] = block[lo:len(block):len(block)]
 	}
-	wg.Wait()
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/memento-ai/memento"
 )
@@ -146,25 +147,66 @@ func Learn(in *Input, learners []Learner) (map[string]memento.ProfileEntry, erro
 // round3 keeps three decimals, so learned values are short and stable.
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// genreScores sums the sentiment of the judged titles per genre: positive
-// and negative opinions of titles in a genre cancel out.
-func genreScores(in *Input) (map[string]float64, map[string]map[string]bool) {
-	score := map[string]float64{}
+// keyWeight is one entry of a learned, weighted list: a genre or a person.
+type keyWeight struct {
+	key    string
+	weight float64
+}
+
+// weighKeys sums, per key of the judged titles the catalog knows (their
+// genres, or their billed people, as keysOf says), the sentiment of those
+// titles times sign, so positive and negative opinions cancel out. Of the
+// keys whose sum and number of titles pass keep, it weighs each by its sum
+// over the largest, drops weights under minWeight and returns at most n,
+// strongest first (ties by key), with the events of their titles as
+// evidence. ok is false when no key passes.
+func weighKeys(in *Input, keysOf func(*memento.Title) []string, sign float64, keep func(sum float64, titles int) bool, minWeight float64, n int) (_ []keyWeight, evidence []string, ok bool) {
+	sum := map[string]float64{}
 	titles := map[string]map[string]bool{}
 	for _, j := range in.Judgements {
 		t, ok := in.Titles[j.TitleID]
 		if !ok || j.Sentiment == 0 {
 			continue
 		}
-		for _, g := range t.Genres {
-			score[g] += j.Sentiment
-			if titles[g] == nil {
-				titles[g] = map[string]bool{}
+		for _, k := range keysOf(t) {
+			sum[k] += j.Sentiment * sign
+			if titles[k] == nil {
+				titles[k] = map[string]bool{}
 			}
-			titles[g][j.TitleID] = true
+			titles[k][j.TitleID] = true
 		}
 	}
-	return score, titles
+	var top float64
+	for k, s := range sum {
+		if keep(s, len(titles[k])) {
+			top = max(top, s)
+		}
+	}
+	if top <= 0 {
+		return nil, nil, false
+	}
+	var out []keyWeight
+	for k, s := range sum {
+		if w := s / top; keep(s, len(titles[k])) && w >= minWeight {
+			out = append(out, keyWeight{key: k, weight: round3(w)})
+		}
+	}
+	slices.SortFunc(out, func(a, b keyWeight) int {
+		if c := cmp.Compare(b.weight, a.weight); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.key, b.key)
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	ids := map[string]bool{}
+	for _, kw := range out {
+		for id := range titles[kw.key] {
+			ids[id] = true
+		}
+	}
+	return out, in.evidence(ids), true
 }
 
 // learnPreferredGenres writes preferredGenres: the genres whose titles the
@@ -184,36 +226,17 @@ func learnDislikedGenres(in *Input) (any, []string, bool) {
 }
 
 func learnGenres(in *Input, sign float64) (any, []string, bool) {
-	score, titles := genreScores(in)
-	var top float64
-	for _, s := range score {
-		top = max(top, s*sign)
-	}
-	if top <= 0 {
+	genres := func(t *memento.Title) []string { return t.Genres }
+	onBalance := func(sum float64, _ int) bool { return sum > 0 }
+	ranked, evidence, ok := weighKeys(in, genres, sign, onBalance, 0.1, 8)
+	if !ok {
 		return nil, nil, false
 	}
-	var out []GenreWeight
-	for g, s := range score {
-		if w := s * sign / top; w >= 0.1 {
-			out = append(out, GenreWeight{Genre: g, Weight: round3(w)})
-		}
+	out := make([]GenreWeight, len(ranked))
+	for i, kw := range ranked {
+		out[i] = GenreWeight{Genre: kw.key, Weight: kw.weight}
 	}
-	slices.SortFunc(out, func(a, b GenreWeight) int {
-		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Genre, b.Genre)
-	})
-	if len(out) > 8 {
-		out = out[:8]
-	}
-	ids := map[string]bool{}
-	for _, gw := range out {
-		for id := range titles[gw.Genre] {
-			ids[id] = true
-		}
-	}
-	return out, in.evidence(ids), true
+	return out, evidence, true
 }
 
 // learnEra writes era: the 10th, 90th and 50th percentiles (nearest rank)
@@ -257,107 +280,30 @@ const castBilled = 6
 // sentiment over those titles is at least 1, weighted by that sum over the
 // largest, at most ten, strongest first. Evidence: those titles' events.
 func learnFavouritePeople(in *Input) (any, []string, bool) {
-	score := map[string]float64{}
-	titles := map[string]map[string]bool{}
-	for _, j := range in.Judgements {
-		t, ok := in.Titles[j.TitleID]
-		if !ok || j.Sentiment == 0 {
-			continue
-		}
-		for _, p := range t.Cast[:min(len(t.Cast), castBilled)] {
-			score[p] += j.Sentiment
-			if titles[p] == nil {
-				titles[p] = map[string]bool{}
-			}
-			titles[p][j.TitleID] = true
-		}
-	}
-	var top float64
-	for p, s := range score {
-		if len(titles[p]) >= 2 && s >= 1 {
-			top = max(top, s)
-		}
-	}
-	if top == 0 {
+	billed := func(t *memento.Title) []string { return t.Cast[:min(len(t.Cast), castBilled)] }
+	favourite := func(sum float64, titles int) bool { return titles >= 2 && sum >= 1 }
+	ranked, evidence, ok := weighKeys(in, billed, 1, favourite, 0, 10)
+	if !ok {
 		return nil, nil, false
 	}
-	var out []PersonWeight
-	for p, s := range score {
-		if len(titles[p]) >= 2 && s >= 1 {
-			out = append(out, PersonWeight{Name: p, Weight: round3(s / top)})
-		}
+	out := make([]PersonWeight, len(ranked))
+	for i, kw := range ranked {
+		out[i] = PersonWeight{Name: kw.key, Weight: kw.weight}
 	}
-	slices.SortFunc(out, func(a, b PersonWeight) int {
-		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Name, b.Name)
-	})
-	if len(out) > 10 {
-		out = out[:10]
-	}
-	ids := map[string]bool{}
-	for _, p := range out {
-		for id := range titles[p.Name] {
-			ids[id] = true
-		}
-	}
-	return out, in.evidence(ids), true
+	return out, evidence, true
 }
 
 // learnWatchlist writes watchlist: the ids of the titles the user added to
 // their watchlist and has not seen since, in the order they were added.
 func learnWatchlist(in *Input) (any, []string, bool) {
-	var list []Judgement
-	for _, j := range in.Judgements {
-		if j.Watchlisted {
-			list = append(list, j)
-		}
-	}
-	if len(list) == 0 {
-		return nil, nil, false
-	}
-	slices.SortStableFunc(list, func(a, b Judgement) int {
-		if c := a.WatchlistedAt.Compare(b.WatchlistedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.TitleID, b.TitleID)
-	})
-	ids := make([]string, len(list))
-	set := map[string]bool{}
-	for i, j := range list {
-		ids[i] = j.TitleID
-		set[j.TitleID] = true
-	}
-	return ids, in.evidence(set), true
+	return learnIDs(in, func(j Judgement) bool { return j.Watchlisted }, func(j Judgement) time.Time { return j.WatchlistedAt })
 }
 
 // learnSeen writes seen: the ids of every title the user watched,
 // finished, abandoned, rated, liked or disliked, in the order they first
 // saw them. Ranking never recommends these again unless asked for by name.
 func learnSeen(in *Input) (any, []string, bool) {
-	var list []Judgement
-	for _, j := range in.Judgements {
-		if j.Seen {
-			list = append(list, j)
-		}
-	}
-	if len(list) == 0 {
-		return nil, nil, false
-	}
-	slices.SortStableFunc(list, func(a, b Judgement) int {
-		if c := a.FirstSeen.Compare(b.FirstSeen); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.TitleID, b.TitleID)
-	})
-	ids := make([]string, len(list))
-	set := map[string]bool{}
-	for i, j := range list {
-		ids[i] = j.TitleID
-		set[j.TitleID] = true
-	}
-	return ids, in.evidence(set), true
+	return learnIDs(in, func(j Judgement) bool { return j.Seen }, func(j Judgement) time.Time { return j.FirstSeen })
 }
 
 // learnLikedTitles writes likedTitles: the titles with a positive
@@ -375,23 +321,15 @@ func learnDislikedTitles(in *Input) (any, []string, bool) {
 }
 
 func learnTitles(in *Input, sign float64) (any, []string, bool) {
-	var list []Judgement
-	for _, j := range in.Judgements {
-		if j.Sentiment*sign > 0 {
-			list = append(list, j)
-		}
-	}
+	list, evidence := in.judged(func(j Judgement) bool { return j.Sentiment*sign > 0 }, judgedAt)
 	if len(list) == 0 {
 		return nil, nil, false
 	}
-	slices.SortStableFunc(list, byTime)
 	out := make([]TitleWeight, len(list))
-	set := map[string]bool{}
 	for i, j := range list {
 		out[i] = TitleWeight{ID: j.TitleID, Weight: round3(j.Sentiment * sign)}
-		set[j.TitleID] = true
 	}
-	return out, in.evidence(set), true
+	return out, evidence, true
 }
 
 // learnAbandonRate writes abandonRate: of the titles the user started
@@ -445,21 +383,44 @@ func learnRewatcher(in *Input) (any, []string, bool) {
 // learnSkipped writes skipped: the ids of the titles the user skipped and
 // has not seen, in the order they were skipped. Ranking lowers them.
 func learnSkipped(in *Input) (any, []string, bool) {
+	return learnIDs(in, func(j Judgement) bool { return j.Skipped }, judgedAt)
+}
+
+// judgedAt is the time of a judgement's opinion, the order of the lists of
+// liked, disliked and skipped titles.
+func judgedAt(j Judgement) time.Time { return j.At }
+
+// judged returns the judgements that pass keep, ordered by the time at
+// gives each (ties by title id), and the ids of their titles' events.
+func (in *Input) judged(keep func(Judgement) bool, at func(Judgement) time.Time) ([]Judgement, []string) {
 	var list []Judgement
+	titles := map[string]bool{}
 	for _, j := range in.Judgements {
-		if j.Skipped {
+		if keep(j) {
 			list = append(list, j)
+			titles[j.TitleID] = true
 		}
 	}
+	slices.SortStableFunc(list, func(a, b Judgement) int {
+		if c := at(a).Compare(at(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.TitleID, b.TitleID)
+	})
+	return list, in.evidence(titles)
+}
+
+// learnIDs is a learner whose value is the ids of the titles whose
+// judgement passes keep, in the order of at; it learns nothing when none
+// does.
+func learnIDs(in *Input, keep func(Judgement) bool, at func(Judgement) time.Time) (any, []string, bool) {
+	list, evidence := in.judged(keep, at)
 	if len(list) == 0 {
 		return nil, nil, false
 	}
-	slices.SortStableFunc(list, byTime)
 	ids := make([]string, len(list))
-	set := map[string]bool{}
 	for i, j := range list {
 		ids[i] = j.TitleID
-		set[j.TitleID] = true
 	}
-	return ids, in.evidence(set), true
+	return ids, evidence, true
 }

@@ -38,18 +38,40 @@ type Assembler struct {
 	// recaller to embed (or not) on its own.
 	Embedder memento.Embedder
 	Clock    memento.Clock
+	// Index, when set, is the in-process index the recallers of New and
+	// WithIndex read their candidates from (for its Stats).
+	Index *Index
 }
 
 // New returns the assembler over a store with the two recallers of
 // attribute memory (memories and past messages) and the given extra
-// recallers.
-func New(store interface {
+// recallers. When the store can list what changed (memento.RecallCorpus,
+// as the SQLite store does), the recallers read their candidates from an
+// in-process Index over it with the default budget (see WithIndex).
+func New(store AssemblerStore, e memento.Embedder, extra ...memento.Recaller) *Assembler {
+	var idx *Index
+	if c, ok := store.(memento.RecallCorpus); ok {
+		idx = NewIndex(c, 0)
+	}
+	return WithIndex(store, idx, e, extra...)
+}
+
+// AssemblerStore is what an assembler reads of the store.
+type AssemblerStore interface {
 	Threads
 	Attributes
 	memento.RecallStore
-}, e memento.Embedder, extra ...memento.Recaller) *Assembler {
-	rs := []memento.Recaller{&Memories{Store: store, Embedder: e}, &Messages{Store: store, Embedder: e}}
-	return &Assembler{Threads: store, Attributes: store, Recallers: append(rs, extra...), Embedder: e}
+}
+
+// WithIndex is New with the recallers' candidates read from idx (an index
+// over the same store), or from the store itself when idx is nil.
+func WithIndex(store AssemblerStore, idx *Index, e memento.Embedder, extra ...memento.Recaller) *Assembler {
+	var cands memento.RecallStore = store
+	if idx != nil {
+		cands = idx
+	}
+	rs := []memento.Recaller{&Memories{Store: cands, Embedder: e}, &Messages{Store: cands, Embedder: e}}
+	return &Assembler{Threads: store, Attributes: store, Recallers: append(rs, extra...), Embedder: e, Index: idx}
 }
 
 // Context is the assembled memory of a user for a prompt. Its JSON is the

@@ -34,7 +34,7 @@ func benchVocab(n int) []string {
 // with embeddings) and messages, in few transactions. Each text names
 // three topic words of a vocabulary of vocab words, so a query word
 // matches about 3/vocab of everything.
-func seedUser(b *testing.B, db *sqlite.DB, s memento.Scope, memories, messages, vocab int, emb memento.Embedder) []string {
+func seedUser(b testing.TB, db *sqlite.DB, s memento.Scope, memories, messages, vocab int, emb memento.Embedder) []string {
 	b.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))

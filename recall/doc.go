@@ -27,4 +27,18 @@
 // The store bounds every candidate query, so the read path never scans a
 // user's whole history: with the defaults, at most about 400 candidates
 // are scored however many memories a user has.
+//
+// # The warm index
+//
+// New puts an Index between the recallers and a store that keeps a change
+// log (memento.RecallCorpus). The Index holds each recently active user's
+// current memories and messages in memory (terms and their BM25
+// statistics, times, thread positions, int8 embeddings) and answers the
+// candidate queries itself, with the same bounds and rules as the store,
+// ranking by BM25 over the user's own documents. Before each query it
+// reads the user's changes since its last position in the log, so it is
+// never stale; a user is read in full on first use, after eviction (least
+// recently used past the budget), and when the log was pruned past the
+// index's position. Its cost grows with the user's history alone, where
+// the store's shared full-text indexes grow with everyone's.
 package recall

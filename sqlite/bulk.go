@@ -91,10 +91,19 @@ func (db *DB) Bulk(ctx context.Context, fn func(b *Bulk) error) error {
 			Scan(&b.nextPK, &b.nextMemPK); err != nil {
 			return fmt.Errorf("bulk write: %w", err)
 		}
+		head, err := recallChangeHead(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("bulk write: %w", err)
+		}
 		if err := fn(b); err != nil {
 			return fmt.Errorf("bulk write: %w", err)
 		}
 		if err := b.flush(); err != nil {
+			return fmt.Errorf("bulk write: %w", err)
+		}
+		// The triggers logged every row for recall's warm indexes; so many
+		// changes are read again in full, not replayed.
+		if err := truncateRecallChanges(ctx, tx, head); err != nil {
 			return fmt.Errorf("bulk write: %w", err)
 		}
 		return nil

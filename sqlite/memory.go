@@ -407,8 +407,16 @@ func (db *DB) MemoryModes(ctx context.Context, s memento.Scope) (map[string]stri
 	return modes, nil
 }
 
+// Statements of insertMemory, prepared at Open (preparedWrites).
+const (
+	sqlInsertMemory = `INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
+			sources, thread_id, run_id, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+	sqlInsertMemoryVector = `INSERT INTO memory_vectors (memory_pk, embedder, embedding) VALUES (?, ?, ?)`
+)
+
 // insertMemory inserts m for the user, with its embedding if it has one.
-func insertMemory(ctx context.Context, tx *sql.Tx, s memento.Scope, m memento.Memory, now time.Time) error {
+func insertMemory(ctx context.Context, tx execQuerier, s memento.Scope, m memento.Memory, now time.Time) error {
 	sources := m.Sources
 	if sources == nil {
 		sources = []string{}
@@ -430,9 +438,7 @@ func insertMemory(ctx context.Context, tx *sql.Tx, s memento.Scope, m memento.Me
 		updated = now
 	}
 	var pk int64
-	err = tx.QueryRowContext(ctx, `INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
-			sources, thread_id, run_id, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
+	err = tx.QueryRowContext(ctx, sqlInsertMemory,
 		s.Tenant, s.User, m.ID, memento.KindOf(m.Mode), strings.ToUpper(m.Attribute), m.Mode, m.Value, nanos(m.ValidFrom), to,
 		string(src), m.Thread, m.RunID, nanos(created), nanos(updated)).Scan(&pk)
 	if err != nil {
@@ -442,7 +448,7 @@ func insertMemory(ctx context.Context, tx *sql.Tx, s memento.Scope, m memento.Me
 		return fmt.Errorf("insert memory %s: %w", m.ID, err)
 	}
 	if m.Vector != nil && m.Embedder != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_vectors (memory_pk, embedder, embedding) VALUES (?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, sqlInsertMemoryVector,
 			pk, m.Embedder, memVectorBytes(m.Vector)); err != nil {
 			return fmt.Errorf("insert vector of memory %s: %w", m.ID, err)
 		}
@@ -478,6 +484,21 @@ func checkMemoryWrite(w memento.MemoryWrite) error {
 	return nil
 }
 
+// Statements of WriteMemories, prepared at Open (preparedWrites).
+const (
+	sqlMessageOfRun = `SELECT pk, thread_id, at FROM messages WHERE tenant_id = ? AND user_id = ? AND id = ?`
+	sqlRunCount     = `SELECT count(*) FROM memory_runs WHERE tenant_id = ? AND user_id = ? AND message_id = ?`
+	sqlCurrentValue = `SELECT id, value FROM memories WHERE tenant_id = ? AND user_id = ? AND attribute = ?
+				AND mode = 'semantic' AND valid_to IS NULL`
+	sqlCloseMemory = `UPDATE memories SET valid_to = max(valid_from, ?), updated_at = ?
+				WHERE tenant_id = ? AND user_id = ? AND id = ? AND valid_to IS NULL`
+	sqlInsertRun = `INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`
+	sqlUpsertMessageVector = `INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES (?, ?, ?)
+				ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`
+	sqlDeleteCheckpoint = `DELETE FROM graph_checkpoints WHERE tenant_id = ? AND user_id = ? AND key = ?`
+)
+
 // WriteMemories stores everything one pipeline run wrote in one
 // transaction: it checks that every base value is still current (else
 // ECONFLICT, and nothing is written), closes the superseded values at the
@@ -499,21 +520,20 @@ func (db *DB) WriteMemories(ctx context.Context, s memento.Scope, w memento.Memo
 		return false, fmt.Errorf("write memories of %s: encode run: %w", w.Message.ID, err)
 	}
 	written := false
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+	err = db.groupTx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
 		written = false
+		tx := db.prepared(sqlTx)
 		var msgPK int64
 		var thread string
 		var at int64
-		err := tx.QueryRowContext(ctx, `SELECT pk, thread_id, at FROM messages WHERE tenant_id = ? AND user_id = ? AND id = ?`,
-			s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at)
+		err := tx.QueryRowContext(ctx, sqlMessageOfRun, s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at)
 		if errors.Is(err, sql.ErrNoRows) {
 			return memento.Errorf(memento.ENOTFOUND, "message %q not found", w.Message.ID)
 		} else if err != nil {
 			return fmt.Errorf("look up message: %w", err)
 		}
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_runs WHERE tenant_id = ? AND user_id = ? AND message_id = ?`,
-			s.Tenant, s.User, w.Message.ID).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, sqlRunCount, s.Tenant, s.User, w.Message.ID).Scan(&n); err != nil {
 			return fmt.Errorf("look up run: %w", err)
 		}
 		if n > 0 {
@@ -521,8 +541,7 @@ func (db *DB) WriteMemories(ctx context.Context, s memento.Scope, w memento.Memo
 		}
 		for attr, base := range w.Base {
 			var cur memento.MemoryBase
-			err := tx.QueryRowContext(ctx, `SELECT id, value FROM memories WHERE tenant_id = ? AND user_id = ? AND attribute = ?
-				AND mode = 'semantic' AND valid_to IS NULL`, s.Tenant, s.User, strings.ToUpper(attr)).Scan(&cur.ID, &cur.Value)
+			err := tx.QueryRowContext(ctx, sqlCurrentValue, s.Tenant, s.User, strings.ToUpper(attr)).Scan(&cur.ID, &cur.Value)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("read current %s: %w", attr, err)
 			}
@@ -533,9 +552,7 @@ func (db *DB) WriteMemories(ctx context.Context, s memento.Scope, w memento.Memo
 		now := db.now()
 		closeAt := fromNanos(at)
 		for _, c := range w.Close {
-			res, err := tx.ExecContext(ctx, `UPDATE memories SET valid_to = max(valid_from, ?), updated_at = ?
-				WHERE tenant_id = ? AND user_id = ? AND id = ? AND valid_to IS NULL`,
-				nanos(closeAt), nanos(now), s.Tenant, s.User, c.ID)
+			res, err := tx.ExecContext(ctx, sqlCloseMemory, nanos(closeAt), nanos(now), s.Tenant, s.User, c.ID)
 			if err != nil {
 				return fmt.Errorf("close memory %s: %w", c.ID, err)
 			}
@@ -553,20 +570,16 @@ func (db *DB) WriteMemories(ctx context.Context, s memento.Scope, w memento.Memo
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, string(report), nanos(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, sqlInsertRun, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, string(report), nanos(now)); err != nil {
 			return fmt.Errorf("record run: %w", err)
 		}
 		if w.Vector != nil {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES (?, ?, ?)
-				ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
-				msgPK, w.Embedder, memVectorBytes(w.Vector)); err != nil {
+			if _, err := tx.ExecContext(ctx, sqlUpsertMessageVector, msgPK, w.Embedder, memVectorBytes(w.Vector)); err != nil {
 				return fmt.Errorf("store message vector: %w", err)
 			}
 		}
 		if w.Checkpoint != "" {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM graph_checkpoints WHERE tenant_id = ? AND user_id = ? AND key = ?`,
-				s.Tenant, s.User, w.Checkpoint); err != nil {
+			if _, err := tx.ExecContext(ctx, sqlDeleteCheckpoint, s.Tenant, s.User, w.Checkpoint); err != nil {
 				return fmt.Errorf("delete checkpoint: %w", err)
 			}
 		}

@@ -8,32 +8,10 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/fulltext"
 )
-
-// Bounds of a candidate query, so the read path never scans without limit.
-const (
-	MaxCandidateKeyword   = 500
-	MaxCandidateRecent    = 2000
-	MaxCandidateNeighbors = 5
-)
-
-// checkCandidateQuery validates the bounds of q.
-func checkCandidateQuery(q memento.CandidateQuery) error {
-	switch {
-	case q.Keyword < 0 || q.Keyword > MaxCandidateKeyword:
-		return memento.Errorf(memento.EINVALID, "keyword candidates must be 0 to %d, got %d", MaxCandidateKeyword, q.Keyword)
-	case q.Recent < 0 || q.Recent > MaxCandidateRecent:
-		return memento.Errorf(memento.EINVALID, "recent candidates must be 0 to %d, got %d", MaxCandidateRecent, q.Recent)
-	case q.Neighbors < 0 || q.Neighbors > MaxCandidateNeighbors:
-		return memento.Errorf(memento.EINVALID, "neighbors must be 0 to %d, got %d", MaxCandidateNeighbors, q.Neighbors)
-	case q.NeighborHits < 0:
-		return memento.Errorf(memento.EINVALID, "neighbor hits must not be negative, got %d", q.NeighborHits)
-	}
-	return nil
-}
 
 // readQuery runs a read query in tx through a statement prepared once on
 // the read pool (database/sql prepares it once per connection).
@@ -61,56 +39,15 @@ func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st.(*sql.Stmt), nil
 }
 
-// recallStopwords are function words that carry no topic. A question
-// ("when did Melanie go to the museum?") shares them with almost every
-// turn, and ORing them into the match only lets long turns outscore the
-// one that names the museum.
-var recallStopwords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a about above after again against all am an and any are aren't as at be because been
-		before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
-		during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
-		herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
-		mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she
-		she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
-		there's these they they'd they'll they're they've this those through to too under until up very was wasn't we
-		we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's
-		with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves also just get got go
-		going gone really would will shall may might much many thing things something anything like s t d ll m re ve`) {
-		m[w] = true
-	}
-	return m
-}()
-
-// recallTerms returns the quoted topic words of a query (or its function
-// words when it has no other).
+// recallTerms returns the query's topic words (fulltext.QueryWords) as
+// quoted FTS5 strings.
 func recallTerms(text string) []string {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
-	})
-	seen := map[string]bool{}
-	var topic, all []string
-	for _, w := range words {
-		w = strings.Trim(w, "'")
-		if w == "" || seen[w] {
-			continue
-		}
-		seen[w] = true
-		// An apostrophe is not a token character for FTS5; match the word
-		// before it ("melanie's" -> "melanie").
-		if i := strings.IndexByte(w, '\''); i > 0 && !recallStopwords[w] {
-			w = w[:i]
-		}
-		q := `"` + strings.ReplaceAll(w, `'`, ``) + `"`
-		all = append(all, q)
-		if !recallStopwords[w] {
-			topic = append(topic, q)
-		}
+	words := fulltext.QueryWords(text)
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = `"` + w + `"`
 	}
-	if len(topic) == 0 {
-		topic = all
-	}
-	return topic
+	return out
 }
 
 // MaxTermMatches is how many of a user's rows a query word may match and
@@ -286,7 +223,7 @@ func (db *DB) MemoryCandidates(ctx context.Context, s memento.Scope, q memento.C
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCandidateQuery(q); err != nil {
+	if err := q.Check(); err != nil {
 		return nil, err
 	}
 	var out []memento.RecallCandidate
@@ -394,7 +331,7 @@ func (db *DB) MessageCandidates(ctx context.Context, s memento.Scope, q memento.
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCandidateQuery(q); err != nil {
+	if err := q.Check(); err != nil {
 		return nil, err
 	}
 	var out []memento.RecallCandidate

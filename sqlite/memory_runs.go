@@ -204,7 +204,7 @@ func (c *checkpointer) Save(ctx context.Context, key string, cp graph.Checkpoint
 	if cp.Done {
 		done = 1
 	}
-	err = c.db.writeTx(ctx, func(tx *sql.Tx) error {
+	err = c.db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO graph_checkpoints (tenant_id, user_id, key, graph, next, state, trace, done, saved_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant_id, user_id, key) DO UPDATE SET graph = excluded.graph, next = excluded.next,
@@ -220,7 +220,7 @@ func (c *checkpointer) Save(ctx context.Context, key string, cp graph.Checkpoint
 
 // Delete forgets the checkpoint under key.
 func (c *checkpointer) Delete(ctx context.Context, key string) error {
-	err := c.db.writeTx(ctx, func(tx *sql.Tx) error {
+	err := c.db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM graph_checkpoints WHERE tenant_id = ? AND user_id = ? AND key = ?`, c.s.Tenant, c.s.User, key)
 		return err
 	})

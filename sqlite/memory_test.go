@@ -250,7 +250,7 @@ func TestRecallCandidates(t *testing.T) {
 	if len(mems) != 1 || mems[0].ID != "e1" || mems[0].BM25 <= 0 || mems[0].Embedder != "test/2" || len(mems[0].Vector) != 2 {
 		t.Errorf("memory candidates = %+v", mems)
 	}
-	if _, err := db.MemoryCandidates(ctx, s, memento.CandidateQuery{Recent: sqlite.MaxCandidateRecent + 1}); memento.ErrorCode(err) != memento.EINVALID {
+	if _, err := db.MemoryCandidates(ctx, s, memento.CandidateQuery{Recent: memento.MaxCandidateRecent + 1}); memento.ErrorCode(err) != memento.EINVALID {
 		t.Errorf("over the bound: %v; want EINVALID", err)
 	}
 }

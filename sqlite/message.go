@@ -48,7 +48,7 @@ func (db *DB) AppendMessages(ctx context.Context, s memento.Scope, thread string
 		return nil, err
 	}
 	res := &memento.AppendResult{Messages: make([]memento.Message, 0, len(msgs))}
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res.Messages = res.Messages[:0]
 		res.Inserted, res.Duplicates = 0, 0
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
@@ -81,12 +81,22 @@ func (db *DB) AppendMessages(ctx context.Context, s memento.Scope, thread string
 	return res, nil
 }
 
+// Statements of ensureThread and insertMessages, prepared at Open
+// (preparedWrites).
+const (
+	sqlInsertThread = `INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context, last_shown)
+		VALUES (?, ?, ?, ?, ?, ?, '[]') ON CONFLICT DO NOTHING`
+	sqlThreadSeq     = `SELECT last_seq FROM threads WHERE tenant_id = ? AND user_id = ? AND id = ?`
+	sqlMessageByID   = `SELECT ` + messageColumns + ` FROM messages WHERE tenant_id = ? AND user_id = ? AND id = ?`
+	sqlInsertMessage = `INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlUpdateThreadSeq = `UPDATE threads SET last_seq = ?, updated_at = ? WHERE tenant_id = ? AND user_id = ? AND id = ?`
+)
+
 // ensureThread creates the thread with an empty state unless it exists.
 func (db *DB) ensureThread(ctx context.Context, tx *sql.Tx, s memento.Scope, thread string) error {
 	now := nanos(db.now())
-	_, err := tx.ExecContext(ctx, `INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context, last_shown)
-		VALUES (?, ?, ?, ?, ?, ?, '[]') ON CONFLICT DO NOTHING`,
-		s.Tenant, s.User, thread, now, now, emptyContextJSON)
+	_, err := db.prepared(tx).ExecContext(ctx, sqlInsertThread, s.Tenant, s.User, thread, now, now, emptyContextJSON)
 	if err != nil {
 		return fmt.Errorf("insert thread: %w", err)
 	}
@@ -102,10 +112,10 @@ var emptyContextJSON = func() string {
 // insertMessages stores msgs in the existing thread, in order, after its
 // newest message. It returns every message as stored (existing ones as they
 // were first stored) and which of them it inserted.
-func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, s memento.Scope, thread string, msgs []memento.Message) ([]memento.Message, []bool, error) {
+func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope, thread string, msgs []memento.Message) ([]memento.Message, []bool, error) {
+	tx := db.prepared(sqlTx)
 	var seq int64
-	if err := tx.QueryRowContext(ctx, `SELECT last_seq FROM threads WHERE tenant_id = ? AND user_id = ? AND id = ?`,
-		s.Tenant, s.User, thread).Scan(&seq); err != nil {
+	if err := tx.QueryRowContext(ctx, sqlThreadSeq, s.Tenant, s.User, thread).Scan(&seq); err != nil {
 		return nil, nil, fmt.Errorf("read thread: %w", err)
 	}
 	now := db.now()
@@ -113,8 +123,7 @@ func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, s memento.Scope, t
 	inserted := make([]bool, 0, len(msgs))
 	for _, m := range msgs {
 		if m.ID != "" {
-			old, err := scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages
-				WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, m.ID))
+			old, err := scanMessage(tx.QueryRowContext(ctx, sqlMessageByID, s.Tenant, s.User, m.ID))
 			if err == nil {
 				stored = append(stored, old)
 				inserted = append(inserted, false)
@@ -131,8 +140,7 @@ func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, s memento.Scope, t
 		seq++
 		m.Tenant, m.User, m.Thread, m.Seq = s.Tenant, s.User, thread, seq
 		m.At, m.CreatedAt = m.At.UTC(), now
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, sqlInsertMessage,
 			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt)); err != nil {
 			return nil, nil, fmt.Errorf("insert message %s: %w", m.ID, err)
 		}
@@ -142,7 +150,7 @@ func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, s memento.Scope, t
 	if !slices.Contains(inserted, true) {
 		return stored, inserted, nil // a pure repeat changes nothing
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE threads SET last_seq = ?, updated_at = ? WHERE tenant_id = ? AND user_id = ? AND id = ?`,
+	if _, err := tx.ExecContext(ctx, sqlUpdateThreadSeq,
 		seq, nanos(now), s.Tenant, s.User, thread); err != nil {
 		return nil, nil, fmt.Errorf("update thread: %w", err)
 	}

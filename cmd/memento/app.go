@@ -14,6 +14,7 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/recall"
 	"github.com/memento-ai/memento/sqlite"
 )
 
@@ -29,6 +30,9 @@ type App struct {
 	catalog     *catalog.Index
 	catalogErr  error
 
+	assemblerMu sync.Mutex
+	assembler   *recall.Assembler
+
 	model          memento.LanguageModel
 	embedder       memento.Embedder
 	agent          *agent.Agent
@@ -42,7 +46,7 @@ func OpenApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	db, err := sqlite.Open(ctx, cfg.DB, sqlite.Options{Logger: log})
+	db, err := sqlite.Open(ctx, cfg.DB, sqlite.Options{Logger: log, Workers: cfg.Workers})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", cfg.DB, err)
 	}
@@ -118,4 +122,62 @@ func (a *App) loadCatalog(ctx context.Context) (*catalog.Index, string, error) {
 // Scope is the scope of a user in the configured tenant.
 func (a *App) Scope(user string) memento.Scope {
 	return memento.Scope{Tenant: a.Config.Tenant, User: user}
+}
+
+// registerIndexMetrics exports the recall index's counters: how many
+// users it holds and their estimated memory, and how often it read a user
+// in full, applied changes or evicted a user.
+func (a *App) registerIndexMetrics(x *recall.Index) {
+	gauge := func(name, help string, v func(recall.IndexStats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(x.Stats()) })
+	}
+	counter := func(name, help string, v func(recall.IndexStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(x.Stats()) })
+	}
+	for _, c := range []prometheus.Collector{
+		gauge("memento_recall_index_users", "Users held in recall's warm index.", func(s recall.IndexStats) float64 { return float64(s.Users) }),
+		gauge("memento_recall_index_bytes", "Estimated memory held by recall's warm index.", func(s recall.IndexStats) float64 { return float64(s.Bytes) }),
+		counter("memento_recall_index_loads_total", "Users read in full into recall's warm index.", func(s recall.IndexStats) float64 { return float64(s.Loads) }),
+		counter("memento_recall_index_refreshes_total", "Change reads of recall's warm index that found changes.", func(s recall.IndexStats) float64 { return float64(s.Refreshes) }),
+		counter("memento_recall_index_evictions_total", "Users evicted from recall's warm index to stay within its budget.", func(s recall.IndexStats) float64 { return float64(s.Evictions) }),
+	} {
+		if err := a.Registry.Register(c); err != nil {
+			a.Logger.Warn("recall index metrics", "err", err)
+		}
+	}
+}
+
+// recallPruneEvery is how often a process running the workers prunes the
+// recall change log.
+const recallPruneEvery = time.Minute
+
+// startRecallPruner prunes the recall change log (sqlite.PruneRecallChanges)
+// every recallPruneEvery until the app closes, keeping
+// sqlite.DefaultRecallChangesKept of it.
+func (a *App) startRecallPruner(ctx context.Context) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(recallPruneEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				n, err := a.DB.PruneRecallChanges(ctx, sqlite.DefaultRecallChangesKept)
+				if err != nil && ctx.Err() == nil {
+					a.Logger.Warn("prune recall changes", "err", err)
+				} else if n > 0 {
+					a.Logger.Debug("pruned recall changes", "rows", n)
+				}
+			}
+		}
+	}()
+	a.onClose(func(context.Context) error {
+		cancel()
+		<-done
+		return nil
+	})
 }

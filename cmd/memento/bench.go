@@ -16,7 +16,7 @@ import (
 
 func (m *Main) benchCommand() *cobra.Command {
 	var cfg bench.Config
-	var asJSON, quiet bool
+	var asJSON, quiet, reuse bool
 	var plotDir string
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -36,9 +36,19 @@ background. Without --db the store is a temporary file removed afterwards; with
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if cmd.Flags().Changed("db") || m.Getenv("MEMENTO_DB") != "" {
+			keep := cmd.Flags().Changed("db") || m.Getenv("MEMENTO_DB") != ""
+			if reuse {
+				if !keep {
+					return memento.Errorf(memento.EINVALID, "--reuse needs --db: the store an earlier `memento bench --db` built")
+				}
+				built, err := readBenchScale(m.Config.DB, cfg)
+				if err != nil {
+					return err
+				}
+				cfg.Built = built
+			} else if keep {
 				if _, err := os.Stat(m.Config.DB); err == nil {
-					return memento.Errorf(memento.EINVALID, "bench builds a new store: --db %s exists; name a new file or leave --db out", m.Config.DB)
+					return memento.Errorf(memento.EINVALID, "bench builds a new store: --db %s exists; name a new file, leave --db out, or measure it again with --reuse", m.Config.DB)
 				}
 			} else {
 				dir, err := m.tempDir()
@@ -85,6 +95,16 @@ background. Without --db the store is a temporary file removed afterwards; with
 			if err != nil {
 				return err
 			}
+			if keep && !reuse {
+				if err := writeBenchScale(m.Config.DB, res.Scale); err != nil {
+					return err
+				}
+			}
+			if cfg.BuildOnly {
+				fmt.Fprintf(m.Stderr, "built %s: %d memories, %d messages in %.0f s; measure it with --db %s --reuse\n",
+					m.Config.DB, res.Scale.Memories, res.Scale.Messages, res.Scale.BuildSeconds, m.Config.DB)
+				return nil
+			}
 			if plotDir != "" {
 				files, err := bench.Plot(plotDir, res)
 				if err != nil {
@@ -108,7 +128,10 @@ background. Without --db the store is a temporary file removed afterwards; with
 	f.IntVar(&cfg.MeasuredMemories, "measured-memories", bench.DefaultMeasuredMemories, "memories per measured user")
 	f.IntVar(&cfg.Samples, "samples", bench.DefaultSamples, "operations timed per latency measurement")
 	f.IntVar(&cfg.PipelineMessages, "pipeline-messages", bench.DefaultPipelineMessages, "messages pushed through the pipeline for throughput")
+	f.IntVar(&cfg.PipelineRuns, "pipeline-runs", 0, "pipeline runs in flight while measuring its throughput (0: 16 per CPU)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic data")
+	f.BoolVar(&reuse, "reuse", false, "measure the store --db names, built by an earlier run of the same scale, without building it")
+	f.BoolVar(&cfg.BuildOnly, "build-only", false, "build the store (keep it with --db) and measure nothing")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	f.StringVar(&plotDir, "plot", "", "write PNG charts (latency histograms, throughput) into this folder")
@@ -129,6 +152,7 @@ func printBench(m *Main, res *bench.Result) error {
 		}
 	}
 	row("context assembly", &res.ContextAssembly)
+	row("context assembly, first of a user", res.ContextAssemblyCold)
 	row("chat turn", res.ChatTurn)
 	row("ingest acknowledgement", &res.IngestAck)
 	row("catalog search", &res.CatalogSearch)
@@ -206,4 +230,38 @@ latencies grow with the store (bench-scaling.png).`,
 	}
 	cmd.Flags().StringVar(&plotDir, "plot", "", "write the scaling chart (PNG) into this folder")
 	return cmd
+}
+
+// benchScaleFile is where a kept bench store records the scale it was
+// built at, beside the store.
+func benchScaleFile(db string) string { return db + ".bench.json" }
+
+// writeBenchScale records the scale of a store just built.
+func writeBenchScale(db string, s bench.Scale) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(benchScaleFile(db), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("record the bench store's scale: %w", err)
+	}
+	return nil
+}
+
+// readBenchScale reads the scale a kept bench store was built at and
+// checks that the flags ask for the same one.
+func readBenchScale(db string, cfg bench.Config) (*bench.Scale, error) {
+	data, err := os.ReadFile(benchScaleFile(db))
+	if err != nil {
+		return nil, memento.Errorf(memento.EINVALID, "--reuse: %s was not built by memento bench --db (no %s)", db, benchScaleFile(db))
+	}
+	var s bench.Scale
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, memento.Errorf(memento.EINVALID, "--reuse: %s: %v", benchScaleFile(db), err)
+	}
+	if s.BackgroundUsers != cfg.Users || s.BackgroundMemories != cfg.Memories || s.MeasuredUsers != cfg.MeasuredUsers || s.MeasuredMemories != cfg.MeasuredMemories {
+		return nil, memento.Errorf(memento.EINVALID, "--reuse: %s holds %d × %d + %d × %d memories; the flags ask for %d × %d + %d × %d",
+			db, s.BackgroundUsers, s.BackgroundMemories, s.MeasuredUsers, s.MeasuredMemories, cfg.Users, cfg.Memories, cfg.MeasuredUsers, cfg.MeasuredMemories)
+	}
+	return &s, nil
 }

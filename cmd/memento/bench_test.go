@@ -64,6 +64,42 @@ func TestBenchTiny(t *testing.T) {
 	if memento.ErrorCode(err) != memento.EINVALID || !strings.Contains(message(err), "exists") {
 		t.Errorf("bench into an existing store: err = %v, want EINVALID", err)
 	}
+	// --reuse measures the kept store again without building it, at the
+	// scale it was built at only.
+	tiny := []string{"--users", "4", "--memories", "15", "--measured-users", "2", "--measured-memories", "40",
+		"--samples", "12", "--pipeline-messages", "12", "--json", "--quiet", "--db", db, "--catalog", tinyCatalogFile(t)}
+	out, err = run(t, "", append([]string{"bench", "--reuse"}, tiny...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again struct {
+		Scale struct {
+			Memories int64 `json:"memories"`
+		} `json:"scale"`
+		ContextAssembly struct{ Samples int } `json:"contextAssembly"`
+	}
+	if err := json.Unmarshal([]byte(out), &again); err != nil {
+		t.Fatalf("output %s: %v", out, err)
+	}
+	if again.Scale.Memories != res.Scale.Memories || again.ContextAssembly.Samples != 12 {
+		t.Errorf("reused run: %+v, want the first run's scale measured again", again)
+	}
+	_, err = run(t, "", "bench", "--reuse", "--users", "5", "--db", db, "--quiet")
+	if memento.ErrorCode(err) != memento.EINVALID || !strings.Contains(message(err), "the flags ask for") {
+		t.Errorf("reuse at another scale: err = %v, want EINVALID", err)
+	}
+	if _, err := run(t, "", "bench", "--reuse", "--quiet"); memento.ErrorCode(err) != memento.EINVALID {
+		t.Errorf("reuse without --db: err = %v, want EINVALID", err)
+	}
+	// --build-only builds and keeps a store, measuring nothing.
+	built := filepath.Join(t.TempDir(), "built.db")
+	if _, err := run(t, "", "bench", "--build-only", "--users", "2", "--memories", "5", "--measured-users", "1", "--measured-memories", "5",
+		"--quiet", "--db", built, "--catalog", tinyCatalogFile(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(built + ".bench.json"); err != nil {
+		t.Errorf("build-only: %v", err)
+	}
 }
 
 func TestBenchCompare(t *testing.T) {

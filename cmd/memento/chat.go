@@ -14,6 +14,24 @@ import (
 	"github.com/memento-ai/memento/agent"
 )
 
+// agentWithWorkers opens the app and its agent and starts the background
+// workers, so that each turn's jobs (summaries, memories) run while the
+// conversation goes on.
+func (m *Main) agentWithWorkers(ctx context.Context) (*App, *agent.Agent, error) {
+	app, err := m.App(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ag, err := app.Agent(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := app.StartWorkers(ctx); err != nil {
+		return nil, nil, err
+	}
+	return app, ag, nil
+}
+
 func (m *Main) chatCommand() *cobra.Command {
 	var user, thread string
 	var asJSON bool
@@ -24,15 +42,8 @@ func (m *Main) chatCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			app, err := m.App(ctx)
+			_, ag, err := m.agentWithWorkers(ctx)
 			if err != nil {
-				return err
-			}
-			ag, err := app.Agent(ctx)
-			if err != nil {
-				return err
-			}
-			if err := app.StartWorkers(ctx); err != nil {
 				return err
 			}
 			if thread == "" {
@@ -119,22 +130,11 @@ background jobs of each turn (summaries) finish before the next line is read.`,
 				return err
 			}
 			defer closeIn()
-			if !cmd.Flags().Changed("db") && m.Getenv("MEMENTO_DB") == "" {
-				dir, err := m.tempDir()
-				if err != nil {
-					return err
-				}
-				m.Config.DB = dir + "/replay.db"
-			}
-			app, err := m.App(ctx)
-			if err != nil {
+			if err := m.scratchDB(cmd, "replay.db"); err != nil {
 				return err
 			}
-			ag, err := app.Agent(ctx)
+			app, ag, err := m.agentWithWorkers(ctx)
 			if err != nil {
-				return err
-			}
-			if err := app.StartWorkers(ctx); err != nil {
 				return err
 			}
 			dec := json.NewDecoder(in)

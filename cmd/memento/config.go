@@ -12,6 +12,8 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/pipeline"
+	"github.com/memento-ai/memento/recall"
+	"github.com/memento-ai/memento/sqlite"
 )
 
 // Config is every setting of the memento binary. Defaults come first, then
@@ -26,6 +28,11 @@ type Config struct {
 	Snapshot  string // serve --snapshot: file:///dir or s3://bucket/prefix (snapshot.go)
 	Schema    string // attribute schema: default, movie, generic or a JSON file (memory.go)
 	Tenant    string
+	// RecallIndexMB is the memory recall's warm per-user index may hold,
+	// in MiB (recall.Index).
+	RecallIndexMB int
+	// Workers is how many background jobs run at once (sqlite.Options).
+	Workers int
 
 	LLM   LLMConfig
 	Embed EmbedConfig
@@ -50,13 +57,15 @@ type EmbedConfig struct {
 // the working directory, the offline model and a loopback address.
 func DefaultConfig() Config {
 	return Config{
-		DB:        "./memento.db",
-		Addr:      "127.0.0.1:8080",
-		LogLevel:  "info",
-		LogFormat: "text",
-		Tenant:    memento.DefaultTenant,
-		LLM:       LLMConfig{Model: "gpt-4o-mini"},
-		Embed:     EmbedConfig{Model: "text-embedding-3-small", Dim: 256},
+		DB:            "./memento.db",
+		Addr:          "127.0.0.1:8080",
+		LogLevel:      "info",
+		LogFormat:     "text",
+		Tenant:        memento.DefaultTenant,
+		RecallIndexMB: recall.DefaultIndexBudget >> 20,
+		Workers:       sqlite.DefaultWorkers,
+		LLM:           LLMConfig{Model: "gpt-4o-mini"},
+		Embed:         EmbedConfig{Model: "text-embedding-3-small", Dim: 256},
 	}
 }
 
@@ -84,6 +93,8 @@ func (c *Config) envSettings() []envSetting {
 		{name: "MEMENTO_EMBED_PROVIDER", str: &c.Embed.Provider},
 		{name: "MEMENTO_EMBED_MODEL", str: &c.Embed.Model},
 		{name: "MEMENTO_EMBED_DIM", num: &c.Embed.Dim},
+		{name: "MEMENTO_RECALL_INDEX_MB", num: &c.RecallIndexMB},
+		{name: "MEMENTO_WORKERS", num: &c.Workers},
 	}
 }
 
@@ -123,6 +134,8 @@ func (c *Config) AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Embed.Provider, "embed-provider", c.Embed.Provider, "embedder: offline or openai (MEMENTO_EMBED_PROVIDER)")
 	fs.StringVar(&c.Embed.Model, "embed-model", c.Embed.Model, "embedding model name (MEMENTO_EMBED_MODEL)")
 	fs.IntVar(&c.Embed.Dim, "embed-dim", c.Embed.Dim, "dimension of offline embeddings (MEMENTO_EMBED_DIM)")
+	fs.IntVar(&c.RecallIndexMB, "recall-index-mb", c.RecallIndexMB, "memory of recall's warm per-user index, MiB (MEMENTO_RECALL_INDEX_MB)")
+	fs.IntVar(&c.Workers, "workers", c.Workers, "background jobs run at once (MEMENTO_WORKERS)")
 }
 
 // Resolve fills the choices that depend on other settings: the providers
@@ -165,6 +178,12 @@ func (c *Config) Validate() error {
 	}
 	if strings.TrimSpace(c.Tenant) == "" {
 		return memento.Errorf(memento.EINVALID, "--tenant (MEMENTO_TENANT) must not be empty")
+	}
+	if c.Workers < 1 {
+		return memento.Errorf(memento.EINVALID, "--workers (MEMENTO_WORKERS) must be at least 1, got %d", c.Workers)
+	}
+	if c.RecallIndexMB < 1 {
+		return memento.Errorf(memento.EINVALID, "--recall-index-mb (MEMENTO_RECALL_INDEX_MB) must be at least 1, got %d", c.RecallIndexMB)
 	}
 	if err := checkSnapshotURL(c.Snapshot); err != nil {
 		return err

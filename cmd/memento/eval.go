@@ -43,12 +43,8 @@ fresh temporary store.`,
 			if err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("db") && m.Getenv("MEMENTO_DB") == "" {
-				dir, err := m.tempDir()
-				if err != nil {
-					return err
-				}
-				m.Config.DB = dir + "/eval.db"
+			if err := m.scratchDB(cmd, "eval.db"); err != nil {
+				return err
 			}
 			app, err := m.App(ctx)
 			if err != nil {

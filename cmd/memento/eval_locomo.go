@@ -69,12 +69,8 @@ answers, as the LoCoMo paper does. Without --db it uses a fresh temporary store.
 					return err
 				}
 			}
-			if !cmd.Flags().Changed("db") && m.Getenv("MEMENTO_DB") == "" {
-				dir, err := m.tempDir()
-				if err != nil {
-					return err
-				}
-				m.Config.DB = dir + "/eval.db"
+			if err := m.scratchDB(cmd, "eval.db"); err != nil {
+				return err
 			}
 			app, err := m.App(ctx)
 			if err != nil {

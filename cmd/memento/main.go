@@ -93,8 +93,9 @@ func NewMain() *Main {
 	}
 }
 
-// ParseFlags reads the environment and the arguments into Config and checks
-// them, so a bad value fails before anything is opened.
+// ParseFlags reads the environment and the arguments into Config and the
+// command's flags, once, and checks them, so a bad value fails before
+// anything is opened; Run then executes that command.
 func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 	if err := m.Config.ApplyEnv(m.Getenv); err != nil {
 		return err
@@ -105,6 +106,10 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 	m.root.SetIn(m.Stdin)
 	m.root.SetOut(m.Stdout)
 	m.root.SetErr(m.Stderr)
+	// Cobra adds its help and completion commands only when it executes;
+	// they are added now so Find knows them.
+	m.root.InitDefaultHelpCmd()
+	m.root.InitDefaultCompletionCmd(args...)
 	cmd, rest, err := m.root.Find(args)
 	if err != nil {
 		return err
@@ -115,6 +120,10 @@ func (m *Main) ParseFlags(ctx context.Context, args []string) error {
 		}
 		return err
 	}
+	// Cobra parses again whatever Run gives it, and a list flag parsed
+	// twice holds every value twice, so once the flags are parsed here Run
+	// gives it only the command's path and its positional arguments.
+	m.root.SetArgs(commandLine(cmd, cmd.Flags().Args()))
 	if err := m.Config.Validate(); err != nil {
 		return err
 	}
@@ -164,6 +173,21 @@ func (m *Main) tempDir() (string, error) {
 	return dir, nil
 }
 
+// scratchDB points the store at a new file in a temporary folder that
+// Close removes, unless --db or MEMENTO_DB names one, so that a replay or
+// an evaluation starts from nothing and leaves nothing behind.
+func (m *Main) scratchDB(cmd *cobra.Command, name string) error {
+	if cmd.Flags().Changed("db") || m.Getenv("MEMENTO_DB") != "" {
+		return nil
+	}
+	dir, err := m.tempDir()
+	if err != nil {
+		return err
+	}
+	m.Config.DB = dir + "/" + name
+	return nil
+}
+
 // App returns the open components, opening them on first use.
 func (m *Main) App(ctx context.Context) (*App, error) {
 	if m.app != nil {
@@ -175,6 +199,20 @@ func (m *Main) App(ctx context.Context) (*App, error) {
 	}
 	m.app = app
 	return app, nil
+}
+
+// commandLine is the argument list that selects cmd and hands it
+// positional, with no flags. The positional arguments follow "--", so that
+// one that looks like a flag or names a subcommand stays an argument.
+func commandLine(cmd *cobra.Command, positional []string) []string {
+	var line []string
+	for c := cmd; c.HasParent(); c = c.Parent() {
+		line = append([]string{c.Name()}, line...)
+	}
+	if len(positional) > 0 {
+		line = append(append(line, "--"), positional...)
+	}
+	return line
 }
 
 func newLogger(w io.Writer, level, format string) *slog.Logger {

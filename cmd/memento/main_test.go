@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // run drives the program in-process the way main does, with no environment,
@@ -213,5 +219,77 @@ func TestReplayBadLine(t *testing.T) {
 	_, err := run(t, "", "replay", script, "--json")
 	if err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("replay of a bad line: %v, want an error naming line 2", err)
+	}
+}
+
+// TestFlagsAreParsedOnce checks that a flag given n times arrives n times
+// in the command that runs: cobra parses again whatever it is given, and a
+// list flag parsed twice holds every value twice.
+func TestFlagsAreParsedOnce(t *testing.T) {
+	tests := []struct {
+		args     []string
+		flag     string
+		want     []string
+		wantArgs []string
+	}{
+		{args: []string{"eval", "locomo", "--data", "a", "--data", "b,c"}, flag: "data", want: []string{"a", "b", "c"}},
+		{args: []string{"catalog", "search", "--genre", "Comedy", "--genre", "Drama"}, flag: "genre", want: []string{"Comedy", "Drama"}},
+		{args: []string{"catalog", "search", "--exclude", "tt1", "--size", "3", "--exclude", "tt2"}, flag: "exclude", want: []string{"tt1", "tt2"}},
+		{args: []string{"--db", "x.db", "replay", "script.jsonl", "--json"}, flag: "db", want: []string{"x.db"}, wantArgs: []string{"script.jsonl"}},
+		{args: []string{"replay", "--json", "--", "-odd name.jsonl"}, flag: "json", want: []string{"true"}, wantArgs: []string{"-odd name.jsonl"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			m := NewMain()
+			m.Stdout, m.Stderr = io.Discard, io.Discard
+			m.Getenv = func(string) string { return "" }
+			ctx := context.Background()
+			if err := m.ParseFlags(ctx, tt.args); err != nil {
+				t.Fatal(err)
+			}
+			// The command's own RunE is swapped for one that records what
+			// it was given, so nothing is opened.
+			cmd, _, err := m.root.Find(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, gotArgs []string
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				f := cmd.Flags().Lookup(tt.flag)
+				if sv, ok := f.Value.(pflag.SliceValue); ok {
+					got = sv.GetSlice()
+				} else {
+					got = []string{f.Value.String()}
+				}
+				gotArgs = args
+				return nil
+			}
+			if err := m.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("--%s (-want +got):\n%s", tt.flag, diff)
+			}
+			if diff := cmp.Diff(tt.wantArgs, gotArgs, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("arguments (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestHelpAndCompletion checks cobra's own commands, which it adds only
+// when it executes, are found by ParseFlags too.
+func TestHelpAndCompletion(t *testing.T) {
+	out, err := run(t, "", "help")
+	if err != nil || !strings.Contains(out, "Usage:") {
+		t.Errorf("memento help: %v\n%s", err, out)
+	}
+	out, err = run(t, "", "help", "bench")
+	if err != nil || !strings.Contains(out, "--reuse") {
+		t.Errorf("memento help bench: %v\n%s", err, out)
+	}
+	out, err = run(t, "", "completion", "bash")
+	if err != nil || !strings.Contains(out, "bash completion") {
+		t.Errorf("memento completion bash: %v\n%.200s", err, out)
 	}
 }

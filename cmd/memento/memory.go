@@ -69,8 +69,14 @@ func rememberJobs(s memento.Scope, thread string, m memento.Message) []memento.J
 }
 
 // Assembler returns the context assembler over the app's store and
-// embedder, with the preference memory's recaller.
+// embedder, with the preference memory's recaller. There is one per app,
+// so the API and the agent share its warm recall index.
 func (a *App) Assembler(ctx context.Context) (*recall.Assembler, error) {
+	a.assemblerMu.Lock()
+	defer a.assemblerMu.Unlock()
+	if a.assembler != nil {
+		return a.assembler, nil
+	}
 	emb, err := a.Embedder(ctx)
 	if err != nil {
 		return nil, err
@@ -79,7 +85,10 @@ func (a *App) Assembler(ctx context.Context) (*recall.Assembler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return recall.New(a.DB, emb, pr), nil
+	asm := recall.WithIndex(a.DB, recall.NewIndex(a.DB, int64(a.Config.RecallIndexMB)<<20), emb, pr)
+	a.registerIndexMetrics(asm.Index)
+	a.assembler = asm
+	return asm, nil
 }
 
 // memoryReader gives the agent the assembled long-term memory of a user.
@@ -456,6 +465,18 @@ func toLines(mems []memento.Memory) []memoryLine {
 	return out
 }
 
+// forUser is the preamble of a subcommand that acts on one user: it opens
+// the app and hands run the scope of *user, the value of its --user flag.
+func (m *Main) forUser(user *string, run func(cmd *cobra.Command, app *App, s memento.Scope, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		app, err := m.App(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return run(cmd, app, app.Scope(*user), args)
+	}
+}
+
 func (m *Main) memoriesCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "memories", Short: "Read and edit what the attribute memory knows about a user"}
 	var user string
@@ -484,17 +505,13 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "list",
 		Short: "List a user's current memories (--all: with superseded values)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			app, err := m.App(cmd.Context())
-			if err != nil {
-				return err
-			}
-			mems, err := app.DB.Memories(cmd.Context(), app.Scope(user), f)
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+			mems, err := app.DB.Memories(cmd.Context(), s, f)
 			if err != nil {
 				return err
 			}
 			return printMemories(mems)
-		},
+		}),
 	}
 	list.Flags().BoolVar(&f.All, "all", false, "include superseded values")
 	list.Flags().StringVar(&f.Kind, "kind", "", "only attribute (semantic values) or episode memories")
@@ -504,17 +521,13 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "history ID",
 		Short: "List every version of a memory's attribute value, newest first",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			app, err := m.App(cmd.Context())
-			if err != nil {
-				return err
-			}
-			mems, err := app.DB.MemoryHistory(cmd.Context(), app.Scope(user), args[0])
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, args []string) error {
+			mems, err := app.DB.MemoryHistory(cmd.Context(), s, args[0])
 			if err != nil {
 				return err
 			}
 			return printMemories(mems)
-		},
+		}),
 	}
 
 	var attr, mode string
@@ -523,12 +536,7 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Short: "Override the mode of an attribute (or of all: --attribute '*') for a user",
 		Long:  "Override whether an attribute is remembered as one consolidated value (semantic) or statement by statement (episodic) for one user, for experiments. --mode '' removes the override. Without --mode, list the overrides.",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			app, err := m.App(cmd.Context())
-			if err != nil {
-				return err
-			}
-			s := app.Scope(user)
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
 			if cmd.Flags().Changed("mode") {
 				if err := app.DB.SetMemoryMode(cmd.Context(), s, attr, mode); err != nil {
 					return err
@@ -550,7 +558,7 @@ func (m *Main) memoriesCommand() *cobra.Command {
 				fmt.Fprintf(m.Stdout, "%s\t%s\n", k, modes[k])
 			}
 			return nil
-		},
+		}),
 	}
 	modeCmd.Flags().StringVar(&attr, "attribute", "*", "attribute name, or * for every attribute")
 	modeCmd.Flags().StringVar(&mode, "mode", "", "semantic or episodic; empty removes the override")
@@ -561,12 +569,7 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "runs",
 		Short: "Show the pipeline's runs over a user's messages, with their traces",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			app, err := m.App(cmd.Context())
-			if err != nil {
-				return err
-			}
-			s := app.Scope(user)
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
 			var list []memento.MemoryRun
 			if message != "" {
 				r, err := app.DB.MemoryRun(cmd.Context(), s, message)
@@ -574,8 +577,12 @@ func (m *Main) memoriesCommand() *cobra.Command {
 					return err
 				}
 				list = []memento.MemoryRun{*r}
-			} else if list, err = app.DB.MemoryRuns(cmd.Context(), s, limit); err != nil {
-				return err
+			} else {
+				runs, err := app.DB.MemoryRuns(cmd.Context(), s, limit)
+				if err != nil {
+					return err
+				}
+				list = runs
 			}
 			if asJSON {
 				return json.NewEncoder(m.Stdout).Encode(list)
@@ -587,7 +594,7 @@ func (m *Main) memoriesCommand() *cobra.Command {
 				}
 			}
 			return nil
-		},
+		}),
 	}
 	runs.Flags().StringVar(&message, "message", "", "only the run over this message")
 	runs.Flags().IntVar(&limit, "limit", 20, "at most this many runs, newest first")
@@ -596,32 +603,24 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "delete ID",
 		Short: "Forget a memory (and, for a semantic value, the versions it superseded)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			app, err := m.App(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return app.DB.DeleteMemory(cmd.Context(), app.Scope(user), args[0])
-		},
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, args []string) error {
+			return app.DB.DeleteMemory(cmd.Context(), s, args[0])
+		}),
 	}
 
 	export := &cobra.Command{
 		Use:   "export",
 		Short: "Print everything Memento keeps about a user as one JSON document",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			app, err := m.App(cmd.Context())
-			if err != nil {
-				return err
-			}
-			doc, err := app.DB.ExportUser(cmd.Context(), app.Scope(user))
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+			doc, err := app.DB.ExportUser(cmd.Context(), s)
 			if err != nil {
 				return err
 			}
 			enc := json.NewEncoder(m.Stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(doc)
-		},
+		}),
 	}
 
 	imp := &cobra.Command{
@@ -658,13 +657,9 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "reindex",
 		Short: "Embed the user's memories and messages that have no vector by the current embedder",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			app, err := m.App(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return app.Reindex(cmd.Context(), app.Scope(user))
-		},
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+			return app.Reindex(cmd.Context(), s)
+		}),
 	}
 	cmd.AddCommand(list, history, modeCmd, runs, del, export, imp, reindex)
 	return cmd
@@ -700,17 +695,13 @@ prints the whole context block a prompt would hold (with --thread, the thread's
 active context and latest summary).`,
 		Example: `  memento recall --user ann --query "what does she watch on weekends" --k 5 --json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
 			ctx := cmd.Context()
-			app, err := m.App(ctx)
-			if err != nil {
-				return err
-			}
 			asm, err := app.Assembler(ctx)
 			if err != nil {
 				return err
 			}
-			c, err := asm.Assemble(ctx, memento.RecallQuery{Scope: app.Scope(user), Thread: thread, Query: query, K: k})
+			c, err := asm.Assemble(ctx, memento.RecallQuery{Scope: s, Thread: thread, Query: query, K: k})
 			if err != nil {
 				return err
 			}
@@ -731,7 +722,7 @@ active context and latest summary).`,
 			}
 			fmt.Fprintf(m.Stdout, "%d items, context %d tokens, %.2f ms\n", len(c.Items), c.Tokens, c.TookMS)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&user, "user", "", "user id (required)")
 	cmd.Flags().StringVar(&query, "query", "", "what to recall")

@@ -158,6 +158,7 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	}
 	a.workersStarted = true
 	a.onClose(a.DB.Stop)
+	a.startRecallPruner(ctx)
 	return nil
 }
 

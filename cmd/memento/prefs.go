@@ -118,12 +118,8 @@ func (m *Main) prefsCommand() *cobra.Command {
 			"listed and flagged, not hidden. --json prints\n" +
 			`[{"id","concept","weight","effectiveWeight","kind","faded","evidence","cluster","sources",...}].`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			app, err := m.App(cmd.Context())
-			if err != nil {
-				return err
-			}
-			ps, err := app.prefsReader().Preferences(cmd.Context(), app.Scope(user))
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+			ps, err := app.prefsReader().Preferences(cmd.Context(), s)
 			if err != nil {
 				return err
 			}
@@ -144,7 +140,7 @@ func (m *Main) prefsCommand() *cobra.Command {
 				fmt.Fprintf(w, "%s\t%+.2f\t%s\t%s\t%d\t%s\t%s\n", p.Concept, p.Weight, eff, p.Kind, p.Evidence, cluster, p.ID)
 			}
 			return w.Flush()
-		},
+		}),
 	}
 	var refresh bool
 	clusters := &cobra.Command{
@@ -154,22 +150,19 @@ func (m *Main) prefsCommand() *cobra.Command {
 			"(strong, mild, mixed) and each member's stance. Clusters are kept up to date by a background job;\n" +
 			`--refresh recomputes them now. --json prints [{"id","description","confidence","members":[{"concept","stance"}],...}].`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
 			ctx := cmd.Context()
-			app, err := m.App(ctx)
-			if err != nil {
-				return err
-			}
 			svc := app.prefsReader()
 			if refresh {
+				var err error
 				if svc, err = app.Prefs(ctx); err != nil {
 					return err
 				}
-				if err := svc.Recluster(ctx, app.Scope(user)); err != nil {
+				if err := svc.Recluster(ctx, s); err != nil {
 					return err
 				}
 			}
-			cs, err := svc.Clusters(ctx, app.Scope(user))
+			cs, err := svc.Clusters(ctx, s)
 			if err != nil {
 				return err
 			}
@@ -185,7 +178,7 @@ func (m *Main) prefsCommand() *cobra.Command {
 				fmt.Fprintf(m.Stdout, "    %s\n", strings.Join(parts, ", "))
 			}
 			return nil
-		},
+		}),
 	}
 	for _, c := range []*cobra.Command{list, clusters} {
 		c.Flags().StringVar(&user, "user", "", "user id (required)")

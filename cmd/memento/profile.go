@@ -203,13 +203,8 @@ dislikedGenres, era, favouritePeople, watchlist, seen, likedTitles, ...) and the
 they set, each with its source and the events that support it. --json prints the
 profile as GET /v1/users/{user}/profile does.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			app, err := m.App(ctx)
-			if err != nil {
-				return err
-			}
-			p, err := app.DB.Profile(ctx, app.Scope(user))
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+			p, err := app.DB.Profile(cmd.Context(), s)
 			if err != nil {
 				return err
 			}
@@ -237,7 +232,7 @@ profile as GET /v1/users/{user}/profile does.`,
 				fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", k, e.Source, len(e.Evidence), v)
 			}
 			return w.Flush()
-		},
+		}),
 	}
 	show.Flags().StringVar(&user, "user", "", "user id")
 	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -29,24 +29,34 @@ func checkSnapshotURL(raw string) error {
 	return nil
 }
 
-// openSnapshotStore opens the store a snapshot URL names: a directory for
+// openSnapshotStore opens the store a snapshot URL names, a directory for
 // file:///dir, a bucket for s3://bucket/prefix with the endpoint, keys,
-// region and TLS of the MEMENTO_S3_* variables.
-func (m *Main) openSnapshotStore(raw string) (snapshot.Store, error) {
+// region and TLS of the MEMENTO_S3_* variables, and checks that it
+// answers (pingSnapshots).
+func (m *Main) openSnapshotStore(ctx context.Context, raw string) (snapshot.Store, error) {
 	loc, err := snapshot.ParseURL(raw)
 	if err != nil {
 		return nil, err
 	}
+	var st snapshot.Store
 	switch loc.Scheme {
 	case "s3":
 		cfg, err := s3.ConfigFromEnv(m.Getenv)
 		if err != nil {
 			return nil, err
 		}
-		return s3.Open(cfg, loc.Bucket, loc.Prefix)
+		if st, err = s3.Open(cfg, loc.Bucket, loc.Prefix); err != nil {
+			return nil, err
+		}
 	default:
-		return snapshot.OpenFile(loc.Dir)
+		if st, err = snapshot.OpenFile(loc.Dir); err != nil {
+			return nil, err
+		}
 	}
+	if err := pingSnapshots(ctx, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // pingSnapshots checks that the store answers, within a bound, so a wrong
@@ -91,11 +101,8 @@ func (m *Main) startSnapshots(ctx context.Context, app *App) (func(huma.API, *mh
 	if m.Config.Snapshot == "" {
 		return func(huma.API, *mhttp.Server) {}, nil
 	}
-	st, err := m.openSnapshotStore(m.Config.Snapshot)
+	st, err := m.openSnapshotStore(ctx, m.Config.Snapshot)
 	if err != nil {
-		return nil, err
-	}
-	if err := pingSnapshots(ctx, st); err != nil {
 		return nil, err
 	}
 	snap := app.snapshots(st)
@@ -189,6 +196,21 @@ func (m *Main) printSnapshot(f *snapshotFlags, res snapshotResult, verb string) 
 	return nil
 }
 
+// snapshotsAt opens the snapshot store url names, then the app, and
+// returns the copier between the two: push and pull check the remote store
+// before they touch the local one.
+func (m *Main) snapshotsAt(ctx context.Context, url string) (*App, *snapshot.Snapshots, error) {
+	st, err := m.openSnapshotStore(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := m.App(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return app, app.snapshots(st), nil
+}
+
 func (m *Main) snapshotPushCommand() *cobra.Command {
 	f := &snapshotFlags{}
 	cmd := &cobra.Command{
@@ -200,18 +222,10 @@ learned models and a progress bar) to the store --to names. --json prints
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			st, err := m.openSnapshotStore(f.url)
+			app, snap, err := m.snapshotsAt(ctx, f.url)
 			if err != nil {
 				return err
 			}
-			if err := pingSnapshots(ctx, st); err != nil {
-				return err
-			}
-			app, err := m.App(ctx)
-			if err != nil {
-				return err
-			}
-			snap := app.snapshots(st)
 			users := []string{f.user}
 			if f.all {
 				if users, err = app.DB.Users(ctx, app.Config.Tenant); err != nil {
@@ -268,18 +282,10 @@ first. --json prints {"users","restored","skipped","missing","failed","models"}.
 			if f.url == "" {
 				return memento.Errorf(memento.EINVALID, "pull needs the snapshot store: --to URL (or --from URL)")
 			}
-			st, err := m.openSnapshotStore(f.url)
+			app, snap, err := m.snapshotsAt(ctx, f.url)
 			if err != nil {
 				return err
 			}
-			if err := pingSnapshots(ctx, st); err != nil {
-				return err
-			}
-			app, err := m.App(ctx)
-			if err != nil {
-				return err
-			}
-			snap := app.snapshots(st)
 			users := []string{f.user}
 			if f.all {
 				if users, err = snap.RemoteUsers(ctx, app.Config.Tenant); err != nil {

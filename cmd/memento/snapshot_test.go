@@ -103,7 +103,7 @@ func restartTest(t *testing.T, url string, env map[string]string) {
 	if code, body := b.do(t, "DELETE", "/v1/users/ann", ""); code >= 300 {
 		t.Fatalf("DELETE ann = %d %v", code, body)
 	}
-	st, err := b.m.openSnapshotStore(url)
+	st, err := b.m.openSnapshotStore(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}

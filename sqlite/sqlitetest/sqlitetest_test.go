@@ -2,6 +2,8 @@ package sqlitetest_test
 
 import (
 	"context"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/memento-ai/memento"
@@ -31,5 +33,27 @@ func TestOpenGivesFreshStores(t *testing.T) {
 func BenchmarkOpen(b *testing.B) {
 	for b.Loop() {
 		sqlitetest.Open(b)
+	}
+}
+
+// TestKillChildHelper is not a test: run by TestKillChild in a child
+// process, it acknowledges numbered writes until it is killed.
+func TestKillChildHelper(t *testing.T) {
+	sqlitetest.ChildStore(t)
+	for i := 0; ; i++ {
+		sqlitetest.Ack(strconv.Itoa(i))
+	}
+}
+
+func TestKillChild(t *testing.T) {
+	const acks = 10
+	acked := sqlitetest.KillChild(t, "TestKillChildHelper", filepath.Join(t.TempDir(), "child.db"), acks)
+	if len(acked) < acks {
+		t.Fatalf("KillChild returned %d acknowledgements, want at least %d", len(acked), acks)
+	}
+	for i, id := range acked {
+		if id != strconv.Itoa(i) {
+			t.Fatalf("acknowledgement %d is %q, want %d: every one, in order", i, id, i)
+		}
 	}
 }

@@ -1,18 +1,13 @@
-package eval
+package fulltext
 
-import (
-	"strings"
-	"unicode"
-)
-
-// stem reduces an English word to its stem with Porter's algorithm (M.F.
+// Stem reduces an English word to its stem with Porter's algorithm (M.F.
 // Porter, "An algorithm for suffix stripping", 1980), the stemmer SQLite's
-// FTS5 "porter" tokenizer and the LoCoMo paper's F1 score use, so that the
-// baselines and the answer score match words the way the store and the
-// paper do ("likes" and "liked" are both "like"). The word must be lower
+// FTS5 "porter" tokenizer and the LoCoMo paper's F1 score use, so that
+// recall, the baselines and the answer score match words the way the store
+// and the paper do ("likes" and "liked" are both "like"). The word must be lower
 // case; words of two letters or fewer and words with letters outside a-z
 // are returned unchanged.
-func stem(word string) string {
+func Stem(word string) string {
 	if len(word) <= 2 {
 		return word
 	}
@@ -222,12 +217,4 @@ func step5(w []byte) []byte {
 		w = w[:len(w)-1]
 	}
 	return w
-}
-
-// words splits text into lower-case words of letters and digits, as the
-// store's full-text tokenizer does.
-func words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
 }

@@ -1,4 +1,4 @@
-package eval
+package fulltext
 
 import "testing"
 
@@ -25,14 +25,14 @@ func TestStem(t *testing.T) {
 		"café": "café",
 	}
 	for in, want := range tests {
-		if got := stem(in); got != want {
-			t.Errorf("stem(%q) = %q, want %q", in, got, want)
+		if got := Stem(in); got != want {
+			t.Errorf("Stem(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestWords(t *testing.T) {
-	got := words("Caroline: I went to the LGBTQ support group, yesterday!")
+	got := Words("Caroline: I went to the LGBTQ support group, yesterday!")
 	want := []string{"caroline", "i", "went", "to", "the", "lgbtq", "support", "group", "yesterday"}
 	if len(got) != len(want) {
 		t.Fatalf("words = %q, want %q", got, want)

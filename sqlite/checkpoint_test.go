@@ -1,0 +1,147 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// appendN appends n single-message writes of one user.
+func appendN(t *testing.T, db *DB, n int) {
+	t.Helper()
+	s := memento.Scope{User: "ann"}
+	for i := range n {
+		msg := []memento.Message{{Role: memento.RoleUser, Text: fmt.Sprintf("message number %d about quiet thrillers", i)}}
+		if _, err := db.AppendMessages(context.Background(), s, "t1", msg, nil); err != nil {
+			t.Fatalf("AppendMessages: %v", err)
+		}
+	}
+}
+
+func pragmaInt(t *testing.T, db *DB, name string) int {
+	t.Helper()
+	var v int
+	if err := db.write.QueryRowContext(context.Background(), `PRAGMA `+name).Scan(&v); err != nil {
+		t.Fatalf("PRAGMA %s: %v", name, err)
+	}
+	return v
+}
+
+func TestCheckpointerKeepsTheLogShort(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{CheckpointPages: 8, CheckpointIdle: 50 * time.Millisecond})
+	if got := pragmaInt(t, db, "wal_autocheckpoint"); got != 0 {
+		t.Fatalf("writer's wal_autocheckpoint = %d, want 0: the checkpointer checkpoints", got)
+	}
+	if got, want := pragmaInt(t, db, "journal_size_limit"), int(db.walLimit()); got != want {
+		t.Fatalf("writer's journal_size_limit = %d, want %d", got, want)
+	}
+	appendN(t, db, 100)
+	waitFor(t, "a PASSIVE checkpoint", func() bool { return db.ckpt.passives.Load() > 0 })
+	// Once idle, everything is copied and the file is within its limit.
+	waitFor(t, "the idle log to be checkpointed", func() bool {
+		h, ok := readWALIndex(db.ckpt.shm)
+		return ok && h.backlog() == 0 && db.ckpt.walBytes() <= db.walLimit()
+	})
+	msgs, err := db.Messages(context.Background(), memento.Scope{User: "ann"}, "t1", 0, 0)
+	if err != nil || len(msgs) != 100 {
+		t.Fatalf("after checkpoints: %d messages (%v), want 100", len(msgs), err)
+	}
+}
+
+// TestCheckpointerTruncatesABurst writes one transaction far larger than
+// the log's limit: once idle, the checkpointer empties the log file.
+func TestCheckpointerTruncatesABurst(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{CheckpointPages: 8, CheckpointIdle: 50 * time.Millisecond})
+	msgs := make([]memento.Message, 2000)
+	for i := range msgs {
+		msgs[i] = memento.Message{Role: memento.RoleUser, Text: fmt.Sprintf("message number %d of a long import about quiet thrillers", i)}
+	}
+	if _, err := db.AppendMessages(context.Background(), memento.Scope{User: "ann"}, "t1", msgs, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.ckpt.walBytes(); got <= db.walLimit() {
+		t.Fatalf("the burst left a log of %d bytes, within the limit of %d: the test needs a larger one", got, db.walLimit())
+	}
+	waitFor(t, "the idle log to be truncated", func() bool { return db.ckpt.truncates.Load() > 0 && db.ckpt.walBytes() == 0 })
+	// Writes go on after a truncation.
+	appendN(t, db, 3)
+	if db.ckpt.walBytes() == 0 {
+		t.Error("the log is empty right after a write")
+	}
+}
+
+func TestCheckpointerCanBeTurnedOff(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{CheckpointPages: -1})
+	if db.ckpt != nil {
+		t.Error("a checkpointer runs with CheckpointPages < 0")
+	}
+	if got := pragmaInt(t, db, "wal_autocheckpoint"); got != 1000 {
+		t.Errorf("wal_autocheckpoint = %d, want SQLite's default 1000", got)
+	}
+}
+
+func TestReadWALIndex(t *testing.T) {
+	t.Parallel()
+	// Thresholds the test never reaches, so only it checkpoints.
+	db := openInternal(t, Options{CheckpointPages: 1 << 30, CheckpointIdle: time.Hour})
+	shm, err := os.Open(db.path + "-shm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shm.Close()
+	before, ok := readWALIndex(shm)
+	if !ok {
+		t.Fatal("cannot read the wal-index header")
+	}
+	appendN(t, db, 5)
+	h, ok := readWALIndex(shm)
+	if !ok {
+		t.Fatal("cannot read the wal-index header after writes")
+	}
+	if h.change == before.change || h.backlog() == 0 {
+		t.Fatalf("after 5 writes the header is %+v (before %+v): want a new change counter and a backlog", h, before)
+	}
+	if _, err := db.write.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		t.Fatal(err)
+	}
+	h, ok = readWALIndex(shm)
+	if !ok || h.backlog() != 0 || h.frames == 0 {
+		t.Errorf("after a checkpoint the header is %+v (ok %t): want every frame backfilled", h, ok)
+	}
+}
+
+// TestWriterBoundsTheLog stops the checkpointer's goroutine, as if it
+// could never keep up: the writer itself must keep the log near its bound
+// rather than let it grow with every write.
+func TestWriterBoundsTheLog(t *testing.T) {
+	t.Parallel()
+	const pages = 4
+	db := openInternal(t, Options{CheckpointPages: pages, CheckpointIdle: time.Hour})
+	db.ckpt.cancel()
+	<-db.ckpt.done
+	most := uint32(0)
+	for range 100 {
+		appendN(t, db, 1)
+		h, ok := readWALIndex(db.ckpt.shm)
+		if !ok {
+			t.Fatal("cannot read the wal-index header")
+		}
+		most = max(most, h.frames)
+	}
+	t.Logf("the log held at most %d frames; the writer checkpointed %d times", most, db.ckpt.bounds.Load())
+	if db.ckpt.bounds.Load() == 0 {
+		t.Error("the writer never checkpointed")
+	}
+	// One append writes a handful of pages; without the bound the log
+	// would hold all of them, several hundred.
+	if limit := uint32(checkpointBound*pages + 50); most > limit {
+		t.Errorf("the log grew to %d frames; want at most %d", most, limit)
+	}
+}

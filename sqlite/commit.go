@@ -1,0 +1,375 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// Group commit.
+//
+// With synchronous=FULL every COMMIT writes its pages to the write-ahead
+// log and waits for an fsync, half a millisecond to a millisecond here,
+// while the statements of a pipeline run's write take 0.15ms. Writes that
+// arrive while the writer is busy therefore queue up for the committer: one goroutine that takes every request
+// waiting, runs each inside its own SAVEPOINT of one transaction, commits
+// once and then answers every caller. A request that fails is rolled back
+// to its savepoint and its error goes to its caller alone; the others are
+// committed. Nobody hears "done" before the COMMIT that made their rows
+// durable returned, so the semantics of a solo transaction are kept: a
+// lone writer pays one handover between goroutines and two tiny
+// statements more, and concurrent writers share the fsync.
+
+// Limits of one group commit. A batch stops taking requests once it holds
+// maxBatch of them or its statements have run for maxBatchWork: every
+// caller waits for the whole batch, so a batch of slow requests must not
+// make a quick one (an ingest acknowledgement) wait for long.
+const (
+	maxBatch     = 256
+	maxBatchWork = 2 * time.Millisecond
+)
+
+// errClosed answers writes sent after Close.
+var errClosed = memento.Errorf(memento.EUNAVAILABLE, "the store is closed")
+
+// Request states: a caller whose context ends may withdraw its request
+// only before the committer started it.
+const (
+	reqQueued int32 = iota
+	reqStarted
+	reqWithdrawn
+)
+
+// commitRequest is one write waiting for the committer.
+type commitRequest struct {
+	ctx   context.Context
+	fn    func(ctx context.Context, tx *sql.Tx) error
+	state atomic.Int32
+	done  chan error // buffered: the committer never blocks on a caller
+}
+
+// committer runs the group commits of one DB on its writer pool.
+type committer struct {
+	write *sql.DB
+	// prepare runs before each batch's transaction (DB.boundWAL).
+	prepare func(ctx context.Context)
+	// maxBatch and maxWork are the limits of a batch (the constants;
+	// tests widen them).
+	maxBatch int
+	maxWork  time.Duration
+
+	mu     sync.RWMutex // guards closed and sends on reqs
+	closed bool
+	reqs   chan *commitRequest
+
+	stopped chan struct{}
+
+	// taken counts the requests the committer took from the queue;
+	// batches and requests count the commits and the requests they
+	// committed. For tests and diagnostics.
+	taken, batches, requests atomic.Int64
+}
+
+func newCommitter(write *sql.DB, prepare func(ctx context.Context)) *committer {
+	c := &committer{write: write, prepare: prepare, maxBatch: maxBatch, maxWork: maxBatchWork,
+		reqs: make(chan *commitRequest, maxBatch), stopped: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// close lets the committer finish every request sent so far, then stops
+// it. Later writes fail with EUNAVAILABLE.
+func (c *committer) close() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.reqs)
+	}
+	c.mu.Unlock()
+	<-c.stopped
+}
+
+// groupTx runs fn in the next group commit and returns once that
+// transaction is committed (fn's writes are durable) or fn's writes were
+// rolled back. fn receives a context that is not cancelled: once a batch
+// runs, a cancelled statement would interrupt the whole transaction. If
+// ctx ends while the request still waits for its batch, it is withdrawn
+// and groupTx returns ctx's error; a request already running is waited
+// for, so an error return always means nothing was written. fn may run
+// more than once (after a failure that ends the whole transaction, the
+// other requests are retried in a new one), so it must reset what it
+// reports at its start. Writes that need the writer for long (Bulk,
+// migrations) use writeTx instead.
+func (db *DB) groupTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	c := db.commits
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return errClosed
+	}
+	select {
+	case c.reqs <- r:
+	case <-ctx.Done():
+		c.mu.RUnlock()
+		return ctx.Err()
+	}
+	c.mu.RUnlock()
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(reqQueued, reqWithdrawn) {
+			return ctx.Err()
+		}
+		return <-r.done // running: its batch ends soon
+	}
+}
+
+// loop takes batches of requests until close.
+func (c *committer) loop() {
+	defer close(c.stopped)
+	for first := range c.reqs {
+		c.taken.Add(1)
+		c.run(first)
+	}
+}
+
+// run commits a batch that starts with first and takes further requests as
+// they come, within the batch's limits.
+func (c *committer) run(first *commitRequest) {
+	tx, ok := c.begin([]*commitRequest{first})
+	if !ok {
+		return
+	}
+	start := time.Now()
+	var ran []*commitRequest // run without error, not yet answered
+	for r, n := first, 1; r != nil; r, n = c.next(n, start), n+1 {
+		if !r.start() {
+			continue
+		}
+		switch err, fatal := runRequest(tx, r); {
+		case fatal:
+			// The transaction is gone with everything in it: r gets its
+			// error, and the requests that ran before it are retried in
+			// a new transaction.
+			_ = tx.Rollback()
+			r.done <- err
+			c.retry(ran)
+			return
+		case err != nil:
+			r.done <- err
+		default:
+			ran = append(ran, r)
+		}
+	}
+	c.commit(tx, ran)
+}
+
+// next returns a waiting request for a batch that holds n requests and
+// began at start, or nil when none waits or the batch is full.
+func (c *committer) next(n int, start time.Time) *commitRequest {
+	if n >= c.maxBatch || time.Since(start) >= c.maxWork {
+		return nil
+	}
+	select {
+	case r := <-c.reqs: // nil once closed and drained
+		if r != nil {
+			c.taken.Add(1)
+		}
+		return r
+	default:
+		return nil
+	}
+}
+
+// retry runs requests again in one transaction of their own, without
+// taking new ones, until each has either failed or committed.
+func (c *committer) retry(pending []*commitRequest) {
+	for len(pending) > 0 {
+		tx, ok := c.begin(pending)
+		if !ok {
+			return
+		}
+		var ran []*commitRequest
+		dead := false
+		for i, r := range pending {
+			err, fatal := runRequest(tx, r)
+			if fatal {
+				_ = tx.Rollback()
+				r.done <- err
+				pending = append(ran, pending[i+1:]...)
+				dead = true
+				break
+			}
+			if err != nil {
+				r.done <- err
+				continue
+			}
+			ran = append(ran, r)
+		}
+		if !dead {
+			c.commit(tx, ran)
+			return
+		}
+	}
+}
+
+// begin starts a batch's transaction; on failure it answers the batch's
+// requests with the error.
+func (c *committer) begin(batch []*commitRequest) (*sql.Tx, bool) {
+	// The transaction belongs to the committer, not to a caller: a
+	// caller's cancellation must not roll back the others' writes.
+	ctx := context.Background()
+	if c.prepare != nil {
+		c.prepare(ctx)
+	}
+	tx, err := c.write.BeginTx(ctx, nil)
+	if err != nil {
+		err = fmt.Errorf("begin: %w", err)
+		for _, r := range batch {
+			if r.start() {
+				r.done <- err
+			}
+		}
+		return nil, false
+	}
+	return tx, true
+}
+
+// commit commits the batch and answers the requests that ran in it.
+func (c *committer) commit(tx *sql.Tx, ran []*commitRequest) {
+	err := tx.Commit()
+	if err != nil {
+		err = fmt.Errorf("commit: %w", err)
+	}
+	c.batches.Add(1)
+	c.requests.Add(int64(len(ran)))
+	for _, r := range ran {
+		r.done <- err
+	}
+}
+
+// start marks the request as running, unless its caller withdrew it or
+// its context ended before it ran (then the caller hears that). A request
+// started before (being retried) stays started.
+func (r *commitRequest) start() bool {
+	if r.state.Load() == reqStarted {
+		return true
+	}
+	if err := r.ctx.Err(); err != nil {
+		if r.state.CompareAndSwap(reqQueued, reqWithdrawn) {
+			r.done <- err
+		}
+		return false
+	}
+	return r.state.CompareAndSwap(reqQueued, reqStarted)
+}
+
+// runRequest runs one request inside a savepoint of tx. An error of the
+// request rolls back to the savepoint and is returned; fatal reports that
+// the savepoint could not be rolled back or released, which means SQLite
+// ended the whole transaction (an I/O error, a full disk): nothing of the
+// batch is kept.
+func runRequest(tx *sql.Tx, r *commitRequest) (err error, fatal bool) {
+	ctx := context.WithoutCancel(r.ctx)
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT request`); err != nil {
+		return fmt.Errorf("savepoint: %w", err), true
+	}
+	if err := callRequest(ctx, tx, r.fn); err != nil {
+		if _, rbErr := tx.ExecContext(ctx, `ROLLBACK TO request`); rbErr != nil {
+			return errors.Join(err, fmt.Errorf("roll back to savepoint: %w", rbErr)), true
+		}
+		if _, relErr := tx.ExecContext(ctx, `RELEASE request`); relErr != nil {
+			return errors.Join(err, fmt.Errorf("release savepoint: %w", relErr)), true
+		}
+		return err, false
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE request`); err != nil {
+		return fmt.Errorf("release savepoint: %w", err), true
+	}
+	return nil, false
+}
+
+// callRequest calls fn, turning a panic into an error so that one bad
+// request cannot take the committer, and every writer, down with it.
+func callRequest(ctx context.Context, tx *sql.Tx, fn func(ctx context.Context, tx *sql.Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("write panicked: %v", p)
+		}
+	}()
+	return fn(ctx, tx)
+}
+
+// Prepared writes.
+//
+// Parsing a statement costs more than running it in most of the small
+// writes the committer runs, and the committer runs them one after the
+// other; the statements of the hot writes are therefore prepared once, at
+// Open, on the writer's one connection, and the transaction bodies run
+// them through a stmtTx.
+
+// execQuerier is what the transaction helpers need of a write
+// transaction: a *sql.Tx, or a stmtTx.
+type execQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// stmtTx is a write transaction that runs the statements prepared at Open
+// (by their text) as prepared statements, and parses any other.
+type stmtTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+// prepared wraps tx so the prepared statements serve it.
+func (db *DB) prepared(tx *sql.Tx) stmtTx { return stmtTx{tx: tx, stmts: db.writeStmts} }
+
+// ExecContext runs query in the transaction.
+func (t stmtTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st, ok := t.stmts[query]; ok {
+		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, query, args...)
+}
+
+// QueryRowContext runs query in the transaction.
+func (t stmtTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st, ok := t.stmts[query]; ok {
+		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+// prepareWrites prepares the statements of preparedWrites on the writer.
+// The writer pool has one connection, so each is parsed once; should the
+// connection be replaced, database/sql prepares them again on the new one.
+func (db *DB) prepareWrites(ctx context.Context) error {
+	db.writeStmts = make(map[string]*sql.Stmt, len(preparedWrites))
+	for _, q := range preparedWrites {
+		st, err := db.write.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %.40q...: %w", q, err)
+		}
+		db.writeStmts[q] = st
+	}
+	return nil
+}
+
+// preparedWrites are the statements of AppendMessages and WriteMemories.
+var preparedWrites = []string{
+	sqlMessageOfRun, sqlRunCount, sqlCurrentValue, sqlCloseMemory, sqlInsertMemory, sqlInsertMemoryVector,
+	sqlInsertRun, sqlUpsertMessageVector, sqlDeleteCheckpoint,
+	sqlInsertThread, sqlThreadSeq, sqlMessageByID, sqlInsertMessage, sqlUpdateThreadSeq,
+}

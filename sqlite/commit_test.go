@@ -1,0 +1,276 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// openInternal opens a store in the test's temporary directory.
+func openInternal(t *testing.T, opts Options) *DB {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "memento.db"), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return db
+}
+
+// waitFor polls cond until it holds; the deadline only guards against a
+// hang and is far above what any run needs.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// batchRig gathers requests into one batch: it holds the writer
+// connection, so the committer, having taken the first request, waits to
+// begin its transaction while the others queue behind it; release lets
+// the batch run with all of them.
+type batchRig struct {
+	t    *testing.T
+	db   *DB
+	conn *sql.Conn
+	wg   sync.WaitGroup
+	sent int
+}
+
+func newBatchRig(t *testing.T, db *DB) *batchRig {
+	t.Helper()
+	db.commits.maxWork = time.Hour // one batch, however slow the machine
+	conn, err := db.write.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &batchRig{t: t, db: db, conn: conn}
+}
+
+// send runs call in its own goroutine and waits until its request is
+// queued (or, for the first, taken by the committer).
+func (b *batchRig) send(call func()) {
+	b.t.Helper()
+	taken := b.db.commits.taken.Load()
+	b.wg.Go(call)
+	b.sent++
+	if b.sent == 1 {
+		waitFor(b.t, "the committer to take the first request", func() bool { return b.db.commits.taken.Load() == taken+1 })
+		return
+	}
+	waitFor(b.t, "the request to queue", func() bool { return len(b.db.commits.reqs) == b.sent-1 })
+}
+
+// release runs the batch and waits for every caller.
+func (b *batchRig) release() {
+	b.conn.Close()
+	b.wg.Wait()
+}
+
+func TestGroupCommitFailureStaysWithItsRequest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	batches := db.commits.batches.Load()
+	rig := newBatchRig(t, db)
+
+	const writers = 6
+	results := make([]*memento.AppendResult, writers)
+	errs := make([]error, writers)
+	appendOne := func(i int) {
+		s := memento.Scope{User: fmt.Sprintf("u%d", i)}
+		results[i], errs[i] = db.AppendMessages(ctx, s, "t1", []memento.Message{{ID: fmt.Sprintf("m%d", i), Role: memento.RoleUser, Text: "hello"}},
+			func(m memento.Message) []memento.JobRequest {
+				return []memento.JobRequest{{Kind: "extract", Payload: m.ID}}
+			})
+	}
+	var errPartial, errUnique, errPanic, errWithdrawn error
+	withdraw, cancel := context.WithCancel(ctx)
+
+	rig.send(func() { appendOne(0) })
+	rig.send(func() { appendOne(1) })
+	// Writes a user, then fails: the user must not be kept.
+	rig.send(func() {
+		errPartial = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			if _, err := db.ensureUser(ctx, tx, memento.Scope{Tenant: memento.DefaultTenant, User: "ghost"}); err != nil {
+				return err
+			}
+			return errors.New("changed my mind")
+		})
+	})
+	rig.send(func() { appendOne(2) })
+	// A statement that violates a constraint inside the transaction.
+	rig.send(func() {
+		errUnique = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			if _, err := db.ensureUser(ctx, tx, memento.Scope{Tenant: memento.DefaultTenant, User: "ghost2"}); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES (?, 0)`, memento.DefaultTenant)
+			return err
+		})
+	})
+	rig.send(func() { appendOne(3) })
+	rig.send(func() {
+		errPanic = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			if _, err := db.ensureUser(ctx, tx, memento.Scope{Tenant: memento.DefaultTenant, User: "ghost3"}); err != nil {
+				return err
+			}
+			panic("bad request")
+		})
+	})
+	rig.send(func() { appendOne(4) })
+	// Its caller gives up while it waits: it is withdrawn, not written.
+	rig.send(func() {
+		errWithdrawn = db.groupTx(withdraw, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := db.ensureUser(ctx, tx, memento.Scope{Tenant: memento.DefaultTenant, User: "ghost4"})
+			return err
+		})
+	})
+	rig.send(func() { appendOne(5) })
+	cancel()
+	rig.release()
+
+	for i := range writers {
+		if errs[i] != nil {
+			t.Errorf("writer %d: %v", i, errs[i])
+			continue
+		}
+		got := results[i].Messages
+		if len(got) != 1 || got[0].ID != fmt.Sprintf("m%d", i) || got[0].User != fmt.Sprintf("u%d", i) || got[0].Seq != 1 || results[i].Inserted != 1 {
+			t.Errorf("writer %d got %+v; want its own message m%d, seq 1", i, results[i], i)
+		}
+	}
+	if errPartial == nil || errPartial.Error() != "changed my mind" {
+		t.Errorf("failing request: err = %v, want its own error", errPartial)
+	}
+	if errUnique == nil || !isUniqueViolation(errUnique) {
+		t.Errorf("constraint violation: err = %v, want UNIQUE constraint failed", errUnique)
+	}
+	if errPanic == nil {
+		t.Error("panicking request: no error")
+	}
+	if !errors.Is(errWithdrawn, context.Canceled) {
+		t.Errorf("withdrawn request: err = %v, want context.Canceled", errWithdrawn)
+	}
+	for _, u := range []string{"ghost", "ghost2", "ghost3", "ghost4"} {
+		if n := countRows(t, db, `SELECT count(*) FROM users WHERE id = ?`, u); n != 0 {
+			t.Errorf("user %s of a failed request was kept", u)
+		}
+	}
+	for i := range writers {
+		if n := countRows(t, db, `SELECT count(*) FROM messages WHERE user_id = ? AND id = ?`, fmt.Sprintf("u%d", i), fmt.Sprintf("m%d", i)); n != 1 {
+			t.Errorf("message m%d: %d rows, want 1", i, n)
+		}
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM river_job WHERE kind = 'extract'`); n != writers {
+		t.Errorf("%d jobs, want %d", n, writers)
+	}
+	if got := db.commits.batches.Load() - batches; got != 1 {
+		t.Errorf("%d commits, want the batch's one", got)
+	}
+}
+
+// TestGroupCommitRetriesAfterTheTransactionEnds has requests end the
+// batch's transaction themselves, as SQLite does on an I/O error or a
+// full disk: the requests that ran before them are run again in a new
+// transaction, and only the culprits fail.
+func TestGroupCommitRetriesAfterTheTransactionEnds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	rig := newBatchRig(t, db)
+
+	user := func(name string) func(ctx context.Context, tx *sql.Tx) error {
+		return func(ctx context.Context, tx *sql.Tx) error {
+			_, err := db.ensureUser(ctx, tx, memento.Scope{Tenant: memento.DefaultTenant, User: name})
+			return err
+		}
+	}
+	var errs [5]error
+	rig.send(func() { errs[0] = db.groupTx(ctx, user("a")) })
+	rig.send(func() { errs[1] = db.groupTx(ctx, user("b")) })
+	// Ends the transaction and reports an error.
+	rig.send(func() {
+		errs[2] = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `ROLLBACK`); err != nil {
+				return err
+			}
+			return errors.New("lost the transaction")
+		})
+	})
+	rig.send(func() { errs[3] = db.groupTx(ctx, user("c")) })
+	// Ends the transaction and claims success.
+	rig.send(func() {
+		errs[4] = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `ROLLBACK`)
+			return err
+		})
+	})
+	rig.release()
+
+	for i, want := range []bool{false, false, true, false, true} {
+		if got := errs[i] != nil; got != want {
+			t.Errorf("request %d: err = %v, want error: %t", i, errs[i], want)
+		}
+	}
+	if errs[2] == nil || !strings.Contains(errs[2].Error(), "lost the transaction") || !strings.Contains(errs[2].Error(), "roll back to savepoint") {
+		t.Errorf("request 2: err = %v, want its own error and the failed rollback to its savepoint", errs[2])
+	}
+	if errs[4] == nil || !strings.Contains(errs[4].Error(), "release savepoint") {
+		t.Errorf("request 4: err = %v, want the failed release of its savepoint", errs[4])
+	}
+	for _, u := range []string{"a", "b", "c"} {
+		if n := countRows(t, db, `SELECT count(*) FROM users WHERE id = ?`, u); n != 1 {
+			t.Errorf("user %s: %d rows, want 1", u, n)
+		}
+	}
+	// The writer is healthy afterwards.
+	if err := db.groupTx(ctx, user("d")); err != nil {
+		t.Errorf("write after the failures: %v", err)
+	}
+}
+
+func TestGroupCommitAfterClose(t *testing.T) {
+	t.Parallel()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "memento.db"), Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.AppendMessages(context.Background(), memento.Scope{User: "ann"}, "t1", []memento.Message{{Role: memento.RoleUser, Text: "hi"}}, nil)
+	if memento.ErrorCode(err) != memento.EUNAVAILABLE {
+		t.Errorf("append after Close: %v, want EUNAVAILABLE", err)
+	}
+}
+
+// countRows runs a count query on the writer.
+func countRows(t *testing.T, db *DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.write.QueryRowContext(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
