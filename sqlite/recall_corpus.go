@@ -25,12 +25,26 @@ func (db *DB) RecallDocs(ctx context.Context, s memento.Scope, after int64) (*me
 	if err != nil {
 		return nil, err
 	}
+	// Most reads find nothing changed: one statement, which SQLite runs
+	// in a snapshot of its own, tells without a transaction.
+	if after >= 0 {
+		var floor, head int64
+		var changed bool
+		err := db.readPoolRow(ctx, `SELECT pruned, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'recall_changes'), 0),
+			EXISTS (SELECT 1 FROM recall_changes WHERE tenant_id = ? AND user_id = ? AND seq > ?)
+			FROM recall_change_floor WHERE id = 1`, s.Tenant, s.User, after).Scan(&floor, &head, &changed)
+		if err != nil {
+			return nil, fmt.Errorf("recall documents of %s/%s: read change log position: %w", s.Tenant, s.User, err)
+		}
+		if after >= floor && after <= head && !changed {
+			return &memento.RecallDocs{Through: head}, nil
+		}
+	}
 	var out *memento.RecallDocs
 	err = db.readTx(ctx, func(tx *sql.Tx) error {
 		out = &memento.RecallDocs{}
 		var floor int64
-		err := db.readRow(ctx, tx, `SELECT pruned, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'recall_changes'), 0)
-			FROM recall_change_floor WHERE id = 1`).Scan(&floor, &out.Through)
+		err := db.readRow(ctx, tx, recallPositionSQL).Scan(&floor, &out.Through)
 		if err != nil {
 			return fmt.Errorf("read change log position: %w", err)
 		}
@@ -54,6 +68,21 @@ func (db *DB) RecallDocs(ctx context.Context, s memento.Scope, after int64) (*me
 		return nil, fmt.Errorf("recall documents of %s/%s: %w", s.Tenant, s.User, err)
 	}
 	return out, nil
+}
+
+// recallPositionSQL reads the change log's floor and last position.
+const recallPositionSQL = `SELECT pruned, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'recall_changes'), 0)
+	FROM recall_change_floor WHERE id = 1`
+
+// readPoolRow runs a one-row read query on the read pool through a
+// statement prepared once: the assembly of a prompt's context runs a few
+// such small queries, and parsing each again cost more than running it.
+func (db *DB) readPoolRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := db.readStmt(ctx, query)
+	if err != nil {
+		return db.read.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // readRow runs a one-row read query in tx through a statement prepared

@@ -28,7 +28,7 @@ func (db *DB) ThreadState(ctx context.Context, s memento.Scope, thread string) (
 	}
 	var created, updated int64
 	var contextJSON, shownJSON string
-	err = db.read.QueryRowContext(ctx, `SELECT created_at, updated_at, last_seq, context, last_shown FROM threads
+	err = db.readPoolRow(ctx, `SELECT created_at, updated_at, last_seq, context, last_shown FROM threads
 		WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, thread).
 		Scan(&created, &updated, &st.LastSeq, &contextJSON, &shownJSON)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -215,7 +215,7 @@ func (db *DB) LatestSummary(ctx context.Context, s memento.Scope, thread string)
 	if err != nil {
 		return nil, err
 	}
-	sum, err := scanSummary(db.read.QueryRowContext(ctx, `SELECT `+summaryColumns+` FROM summaries
+	sum, err := scanSummary(db.readPoolRow(ctx, `SELECT `+summaryColumns+` FROM summaries
 		WHERE tenant_id = ? AND user_id = ? AND thread_id = ? ORDER BY id DESC LIMIT 1`, s.Tenant, s.User, thread))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
