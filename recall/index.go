@@ -29,8 +29,9 @@ import (
 // position, and after eviction.
 //
 // Embeddings are held as int8 with a scale per vector (a quarter of the
-// memory of float32), which moves a cosine similarity by about 0.005 at
-// most; keyword scores are exact.
+// memory of float32): each stays within a cosine of 0.999 of the stored
+// vector, so a similarity moves by about a thousandth; keyword scores are
+// exact.
 type Index struct {
 	corpus memento.RecallCorpus
 	budget int64
@@ -209,7 +210,7 @@ func (u *userIndex) apply(d *memento.RecallDocs) bool {
 	u.mems.compact()
 	u.msgs.compact()
 	u.loaded, u.through = true, d.Through
-	u.bytes = u.mems.bytes + u.msgs.bytes
+	u.bytes = userOverhead + u.mems.bytes + u.msgs.bytes
 	return d.Full || len(d.Docs) > 0 || len(d.Removed) > 0
 }
 
@@ -219,6 +220,11 @@ func (u *userIndex) set(memory bool) *docSet {
 	}
 	return u.msgs
 }
+
+// userOverhead is what a user's entry costs with no documents (its sets'
+// maps), so that asking for many users who have nothing stored is bounded
+// by the budget too.
+const userOverhead = 2 << 10
 
 // docSet holds the documents of one kind (memories, or messages) with an
 // inverted index of their terms.

@@ -202,6 +202,15 @@
 //	             cast_members (JSON), overview, runtime_minutes, is_adult,
 //	             href; shared by all tenants
 //
+// Later migrations document themselves at their top: 0002 attribute
+// memory (memories, their full-text index and vectors, runs, graph
+// checkpoints), 0003 profiles and snapshots, 0004 preference vectors, and
+// 0005 recall_changes, the change log that recall's warm index
+// (recall.Index) reads through RecallDocs: triggers on memories, messages,
+// their vectors and rejected runs append the changed row's key, and
+// PruneRecallChanges deletes old rows and raises recall_change_floor, so a
+// reader whose position is below the floor reads the user in full.
+//
 // Every per-user table references its user (directly or through threads)
 // with ON DELETE CASCADE, so deleting the user row deletes everything the
 // user owns; the FTS triggers fire for cascaded deletes too. Client-given
