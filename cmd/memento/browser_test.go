@@ -224,6 +224,15 @@ func jsAwait[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
+// clickNow clicks the element selector names from inside the page, as soon
+// as it exists. Unlike chromedp.Click, which finds the node and then sends
+// it a click, the two cannot be separated by the page drawing the element
+// again.
+func clickNow(t *testing.T, ctx context.Context, what, selector string, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, ctx, what, fmt.Sprintf(`(() => { const n = document.querySelector(%q); if (!n) return false; n.click(); return true; })()`, selector), timeout)
+}
+
 // waitFor polls a JavaScript predicate until it holds.
 func waitFor(t *testing.T, ctx context.Context, what, predicate string, timeout time.Duration) {
 	t.Helper()
@@ -372,7 +381,10 @@ func chatAndInspector(t *testing.T, ctx context.Context, s *shooter, base string
 	id := jsEval[string](t, ctx, fmt.Sprintf(`document.querySelector('#panel-preferences %s').dataset.id`, dislike))
 	concept := jsEval[string](t, ctx, fmt.Sprintf(`document.querySelector('#panel-preferences %s').dataset.concept`, dislike))
 	t.Logf("learned dislike %s: %q", id, concept)
-	do(t, ctx, "show its sources", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#panel-preferences .mem[data-id=%q] .sources summary`, id))))
+	// The panel may be drawn again while background jobs finish (the
+	// preference clusters), until a reader opens something in it: the
+	// click is one step in the page, on whatever node is there then.
+	clickNow(t, ctx, "show its sources", fmt.Sprintf(`#panel-preferences .mem[data-id=%q] .sources summary`, id), 5*time.Second)
 	waitFor(t, ctx, "the source to be described", fmt.Sprintf(`(document.querySelector('#panel-preferences .mem[data-id=%q] .sources li') || {}).textContent?.includes('turned down')`, id), 5*time.Second)
 	s.shot("inspector-dislike")
 
