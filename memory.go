@@ -415,6 +415,15 @@ const (
 	MaxCandidateNeighbors = 5
 )
 
+// MaxTermMatches is how many of a user's documents a query word may match
+// and still take part in keyword ranking, in the store's queries and in
+// recall's warm index alike. A word found in a large share of a long
+// history ("went") says little about which documents are relevant (its
+// inverse document frequency, and so its weight in BM25, is close to
+// nothing), and in FTS5 it would cost milliseconds, since bm25() is
+// computed for every match before the best are kept.
+const MaxTermMatches = 400
+
 // Check validates the bounds of q. Errors: EINVALID.
 func (q CandidateQuery) Check() error {
 	switch {

@@ -12,12 +12,12 @@ import (
 	"sync"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/fulltext"
 )
 
-// BM25 parameters of the free-text ranking.
+// Weights of the free-text ranking (BM25 with fulltext.BM25K1 and
+// fulltext.BM25B).
 const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
 	// titleWeight is how many times a title's words count against a plot's:
 	// a film named after the query beats one that mentions it in passing.
 	titleWeight = 2
@@ -323,13 +323,13 @@ func (x *Index) indexTerms() {
 	x.postW = make([]float32, len(docTerm))
 	fill := slices.Clone(x.termStart[:terms])
 	for d := 0; d < n; d++ {
-		norm := bm25K1 * (1 - bm25B + bm25B*float64(docLen[d])/avg)
+		norm := fulltext.BM25K1 * (1 - fulltext.BM25B + fulltext.BM25B*float64(docLen[d])/avg)
 		for i := docStart[d]; i < docStart[d+1]; i++ {
 			t, f := docTerm[i], float64(docTF[i])
 			p := fill[t]
 			fill[t]++
 			x.postDoc[p] = int32(d)
-			x.postW[p] = float32(f * (bm25K1 + 1) / (f + norm))
+			x.postW[p] = float32(f * (fulltext.BM25K1 + 1) / (f + norm))
 		}
 	}
 }

@@ -9,13 +9,6 @@ import (
 	"github.com/memento-ai/memento/fulltext"
 )
 
-// BM25 parameters of the keyword baseline: the usual k1 and b of Robertson
-// and Zaragoza, the values most BM25 engines (SQLite FTS5 among them) ship.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
 // BM25 is the keyword baseline of the recall evaluations: Okapi BM25 over
 // each user's raw turns as they were said (speaker-prefixed in LoCoMo),
 // Porter-stemmed, with no memory, no embeddings and no neighbours. Its
@@ -92,8 +85,8 @@ func (b *BM25) Recall(_ context.Context, user, query string, k int) ([]memento.R
 			}
 			df := float64(idx.df[t])
 			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-			norm := 1 - bm25B + bm25B*float64(idx.length[i])/idx.avgLen
-			s += idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
+			norm := 1 - fulltext.BM25B + fulltext.BM25B*float64(idx.length[i])/idx.avgLen
+			s += idf * f * (fulltext.BM25K1 + 1) / (f + fulltext.BM25K1*norm)
 		}
 		if s > 0 {
 			hits = append(hits, hit{i, s})

@@ -17,6 +17,14 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
+// BM25K1 and BM25B are the k1 and b of Okapi BM25 that every keyword
+// ranking here uses: Robertson and Zaragoza's usual values, the ones
+// SQLite FTS5's bm25() has.
+const (
+	BM25K1 = 1.2
+	BM25B  = 0.75
+)
+
 // Words splits text into lower-case words of letters and digits. It does
 // not stem or fold diacritics.
 func Words(text string) []string {

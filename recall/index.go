@@ -427,19 +427,6 @@ func (d *doc) vector() []float32 {
 	return v
 }
 
-// BM25 parameters: FTS5's, so the index ranks as the store's bm25() does
-// over one user's rows.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
-// MaxTermMatches is how many of a user's documents a query word may match
-// and still take part in keyword ranking, as in the store
-// (sqlite.MaxTermMatches): a word in a large share of a history says
-// little about which documents are relevant.
-const MaxTermMatches = 400
-
 // candidates answers q over the set, leaving out the thread exclude.
 func (ds *docSet) candidates(q memento.CandidateQuery, exclude string) []memento.RecallCandidate {
 	out := []memento.RecallCandidate{}
@@ -504,7 +491,7 @@ type scoredSlot struct {
 
 // bm25 scores the live documents matching q's topic words: Okapi BM25
 // with the user's own document frequencies, skipping words that match
-// none or more than MaxTermMatches documents.
+// none or more than memento.MaxTermMatches documents.
 func (ds *docSet) bm25(query string) map[int32]float64 {
 	if ds.live == 0 {
 		return nil
@@ -520,7 +507,7 @@ func (ds *docSet) bm25(query string) map[int32]float64 {
 		}
 		seen[t] = true
 		df := ds.df[t]
-		if df == 0 || df > MaxTermMatches {
+		if df == 0 || df > memento.MaxTermMatches {
 			continue
 		}
 		idf := math.Log((n - float64(df) + 0.5) / (float64(df) + 0.5))
@@ -536,8 +523,8 @@ func (ds *docSet) bm25(query string) map[int32]float64 {
 				continue
 			}
 			f := float64(h.tf)
-			k := bm25K1 * (1 - bm25B + bm25B*float64(d.length)/avg)
-			scores[h.slot] += idf * f * (bm25K1 + 1) / (f + k)
+			k := fulltext.BM25K1 * (1 - fulltext.BM25B + fulltext.BM25B*float64(d.length)/avg)
+			scores[h.slot] += idf * f * (fulltext.BM25K1 + 1) / (f + k)
 		}
 	}
 	return scores

@@ -50,16 +50,9 @@ func recallTerms(text string) []string {
 	return out
 }
 
-// MaxTermMatches is how many of a user's rows a query word may match and
-// still take part in keyword ranking. FTS5 computes BM25 for every match
-// before it keeps the best, so one word found in a large share of a long
-// history ("went") would cost milliseconds, while its inverse document
-// frequency, and so its weight in BM25, is close to nothing.
-const MaxTermMatches = 400
-
 // scopedMatch returns the FTS5 query of the user's rows matching any
 // discriminating word of q in table (memories_fts or message_search):
-// words matching more than MaxTermMatches rows are left out, counting at
+// words matching more than memento.MaxTermMatches rows are left out, counting at
 // most that many. It returns "" when no word is left.
 func scopedMatch(ctx context.Context, db *DB, tx *sql.Tx, table string, s memento.Scope, query string) (string, error) {
 	terms := recallTerms(query)
@@ -70,7 +63,7 @@ func scopedMatch(ctx context.Context, db *DB, tx *sql.Tx, table string, s mement
 	var kept []string
 	for _, t := range terms {
 		rows, err := db.readQuery(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM `+table+` WHERE `+table+` MATCH ? LIMIT ?)`,
-			scope+" AND "+t, MaxTermMatches+1)
+			scope+" AND "+t, memento.MaxTermMatches+1)
 		if err != nil {
 			return "", err
 		}
@@ -82,7 +75,7 @@ func scopedMatch(ctx context.Context, db *DB, tx *sql.Tx, table string, s mement
 		if err != nil {
 			return "", err
 		}
-		if n > 0 && n <= MaxTermMatches {
+		if n > 0 && n <= memento.MaxTermMatches {
 			kept = append(kept, t)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"text/tabwriter"
 
@@ -36,7 +35,7 @@ background. Without --db the store is a temporary file removed afterwards; with
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			keep := cmd.Flags().Changed("db") || m.Getenv("MEMENTO_DB") != ""
+			keep := m.dbGiven(cmd)
 			if reuse {
 				if !keep {
 					return memento.Errorf(memento.EINVALID, "--reuse needs --db: the store an earlier `memento bench --db` built")
@@ -50,12 +49,8 @@ background. Without --db the store is a temporary file removed afterwards; with
 				if _, err := os.Stat(m.Config.DB); err == nil {
 					return memento.Errorf(memento.EINVALID, "bench builds a new store: --db %s exists; name a new file, leave --db out, or measure it again with --reuse", m.Config.DB)
 				}
-			} else {
-				dir, err := m.tempDir()
-				if err != nil {
-					return err
-				}
-				m.Config.DB = filepath.Join(dir, "bench.db")
+			} else if err := m.scratchDB(cmd, "bench.db"); err != nil {
+				return err
 			}
 			if !quiet {
 				cfg.Progress = m.Stderr

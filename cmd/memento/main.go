@@ -177,7 +177,7 @@ func (m *Main) tempDir() (string, error) {
 // Close removes, unless --db or MEMENTO_DB names one, so that a replay or
 // an evaluation starts from nothing and leaves nothing behind.
 func (m *Main) scratchDB(cmd *cobra.Command, name string) error {
-	if cmd.Flags().Changed("db") || m.Getenv("MEMENTO_DB") != "" {
+	if m.dbGiven(cmd) {
 		return nil
 	}
 	dir, err := m.tempDir()
@@ -186,6 +186,11 @@ func (m *Main) scratchDB(cmd *cobra.Command, name string) error {
 	}
 	m.Config.DB = dir + "/" + name
 	return nil
+}
+
+// dbGiven reports whether --db or MEMENTO_DB names the store.
+func (m *Main) dbGiven(cmd *cobra.Command) bool {
+	return cmd.Flags().Changed("db") || m.Getenv("MEMENTO_DB") != ""
 }
 
 // App returns the open components, opening them on first use.
