@@ -12,7 +12,10 @@ const (
 	EINTERNAL       = "EINTERNAL"       // a failure the user cannot fix; details go to the log
 	EINVALID        = "EINVALID"        // the request is malformed or a value is out of range
 	ENOTFOUND       = "ENOTFOUND"       // the named thing does not exist
-	EUNAUTHORIZED   = "EUNAUTHORIZED"   // the caller may not do this
+	EUNAUTHORIZED   = "EUNAUTHORIZED"   // the caller is not authenticated
+	EFORBIDDEN      = "EFORBIDDEN"      // the caller is authenticated but may not do this
+	EUNSUPPORTED    = "EUNSUPPORTED"    // the request's media type is not one the endpoint accepts
+	EUPSTREAM       = "EUPSTREAM"       // a dependency (the model server) answered, but unusably, and nothing could stand in
 	ETOOLARGE       = "ETOOLARGE"       // the request body or a list in it is over its limit
 	EUNAVAILABLE    = "EUNAVAILABLE"    // a dependency (model server, object store) cannot be reached
 	ENOTIMPLEMENTED = "ENOTIMPLEMENTED" // the configured backend does not support the operation

@@ -3,6 +3,7 @@ package memento
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -33,15 +34,42 @@ type MessageJob struct {
 	Seq int64 `json:"seq,omitempty"`
 }
 
-// Job states as users see them. A job that used up its attempts is failed
-// and stays listed with its errors (the dead-letter state).
+// Job states as users see them. A job that used up its attempts, or failed
+// with an error that cannot succeed on retry, is failed and stays listed
+// with its errors (the dead-letter state) until it is retried.
 const (
 	JobPending   = "pending"   // waiting to run, or scheduled for a retry
 	JobRunning   = "running"   // a worker holds it
 	JobRetrying  = "retrying"  // failed at least once and will run again
 	JobCompleted = "completed" // done
-	JobFailed    = "failed"    // out of attempts or cancelled; kept for inspection
+	JobFailed    = "failed"    // a dead letter: out of attempts or failed for good; kept for inspection
 )
+
+// Why a job is failed (Job.Reason).
+const (
+	// JobOutOfAttempts: every attempt failed, or its processes died
+	// while running it, as many times as the job had attempts.
+	JobOutOfAttempts = "out-of-attempts"
+	// JobPermanent: an attempt failed with an error that cannot succeed
+	// on retry (see PermanentJobError), so the job was failed at once.
+	JobPermanent = "permanent"
+)
+
+// PermanentJobError reports whether a handler's error cannot succeed on
+// retry, so that the queue fails the job at once instead of spending its
+// attempts (and minutes of backoff) on it: the input itself is invalid
+// (EINVALID) or over a limit (ETOOLARGE). An error caused by the attempt's
+// context ending is never permanent, since the next attempt gets a new one.
+func PermanentJobError(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	switch ErrorCode(err) {
+	case EINVALID, ETOOLARGE:
+		return true
+	}
+	return false
+}
 
 // Job is a background job as the queue reports it.
 type Job struct {
@@ -54,6 +82,23 @@ type Job struct {
 	Errors      []string        `json:"errors"`
 	CreatedAt   time.Time       `json:"createdAt"`
 	FinalizedAt *time.Time      `json:"finalizedAt"`
+	// LastError is the newest of Errors, "" when there is none.
+	LastError string `json:"lastError,omitempty"`
+	// Reason says why a failed job is a dead letter: JobOutOfAttempts or
+	// JobPermanent. It is empty in every other state.
+	Reason string `json:"reason,omitempty"`
+	// Worker names the queue process that holds a running job, so that
+	// a job rescued from a process that died can be told apart.
+	Worker string `json:"worker,omitempty"`
+}
+
+// JobRetry selects dead letters to run again, after whatever made them
+// fail was fixed: either the jobs named by IDs or, with Failed, every
+// failed job (of Kind, when it is set).
+type JobRetry struct {
+	IDs    []int64
+	Failed bool
+	Kind   string
 }
 
 // JobFilter selects jobs to list. Zero values select everything.
@@ -64,7 +109,8 @@ type JobFilter struct {
 }
 
 // JobHandler does the work of one job. Returning an error makes the queue
-// retry the job later, until its attempts run out.
+// retry the job later, until its attempts run out; an error for which
+// PermanentJobError is true fails the job at once.
 type JobHandler func(ctx context.Context, kind string, payload json.RawMessage) error
 
 // JobOptions tune how the queue runs one kind of job.
@@ -89,4 +135,12 @@ type Queue interface {
 	// Unfinished counts jobs that have not ended (neither completed nor
 	// failed), so callers can wait for the background work to settle.
 	Unfinished(ctx context.Context) (int, error)
+	// RetryJobs makes the selected jobs run again as soon as a worker is
+	// free, with their errors kept and one more attempt if they had used
+	// up theirs, and returns them as they are afterwards. A retrying job
+	// named by id runs at once instead of after its backoff. All named
+	// jobs are retried or none is. Errors: EINVALID when r selects
+	// nothing or both ways, ENOTFOUND for an unknown id, ECONFLICT for a
+	// job that is neither failed nor retrying.
+	RetryJobs(ctx context.Context, r JobRetry) ([]Job, error)
 }

@@ -196,6 +196,9 @@ type RunStep struct {
 	Outcome string `json:"outcome"`
 	// Detail says what the step saw, for a person reading the trace.
 	Detail string `json:"detail,omitempty"`
+	// Notes are what the step's components noted (memento.AddNote), such
+	// as the offline model standing in for an unusable model answer.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // MemoryBase is the current value of an attribute that a write was
@@ -332,12 +335,13 @@ type UserExport struct {
 }
 
 // CheckFormat reports whether the document is an export this version can
-// import.
+// import: its format, and every time in it within the range a store can
+// hold (CheckTime), so none is stored wrapped around.
 func (e *UserExport) CheckFormat() error {
 	if e.Format != UserExportFormat {
 		return Errorf(EINVALID, "export format must be %q, got %q", UserExportFormat, e.Format)
 	}
-	return nil
+	return e.checkTimes()
 }
 
 // ImportResult counts what an import stored; rows already present (by id)
@@ -436,7 +440,10 @@ func (q CandidateQuery) Check() error {
 	case q.NeighborHits < 0:
 		return Errorf(EINVALID, "neighbor hits must not be negative, got %d", q.NeighborHits)
 	}
-	return nil
+	if err := CheckTime("from", q.From); err != nil {
+		return err
+	}
+	return CheckTime("to", q.To)
 }
 
 // RecallStore hands recall its candidates, each set read in one snapshot.

@@ -47,6 +47,13 @@ type Turn struct {
 	// Jobs are enqueued with the turn; their payloads may need the stored
 	// messages' sequence numbers, so JobsFor is called with them.
 	JobsFor func(stored []Message) []JobRequest
+	// CheckSeq makes the save conditional: it fails with ECONFLICT, storing
+	// nothing, unless the thread's newest message is still BaseSeq (the
+	// State.LastSeq the turn was computed from; 0 for a new thread). Two
+	// turns computed from one state cannot then both land, the second
+	// silently overwriting the first's active context.
+	CheckSeq bool
+	BaseSeq  int64
 }
 
 // ThreadService keeps threads, their active contexts and summaries.
@@ -54,7 +61,9 @@ type ThreadService interface {
 	// ThreadState returns the thread's state. A thread that does not exist
 	// yet has an empty state (new context, nothing shown) and no error.
 	ThreadState(ctx context.Context, s Scope, thread string) (*ThreadState, error)
-	// SaveTurn stores a turn atomically. Errors: EINVALID.
+	// SaveTurn stores a turn atomically. Errors: EINVALID; ECONFLICT when
+	// t.CheckSeq is set and the thread moved past t.BaseSeq, or when a
+	// message id is already stored with another text, role or thread.
 	SaveTurn(ctx context.Context, t Turn) ([]Message, error)
 	// SetThreadContext replaces the thread's active context, as a user
 	// editing it (removing a constraint) does before the next turn.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/hygiene"
 )
 
 // Paging limits of the search a turn runs: at least MinPages pages of
@@ -74,6 +75,11 @@ type Agent struct {
 	Jobs   func(s memento.Scope, thread string, stored []memento.Message) []memento.JobRequest
 	Clock  memento.Clock
 	Logger *slog.Logger
+
+	// threads serialises the turns of one thread in this process; the
+	// store's version check (memento.Turn.CheckSeq) catches turns of
+	// other processes.
+	threads threadLocks
 }
 
 // MemoryReader brings long-term memory into a turn.
@@ -140,11 +146,40 @@ func DefaultJobs(s memento.Scope, thread string, stored []memento.Message) []mem
 
 // Turn answers one message and stores the turn. The reply is returned as
 // soon as the turn is durable; summaries and other background work follow.
+//
+// Turns of one thread run one at a time, each from the state the previous
+// one left: in this process they wait for each other, and a turn that
+// another process overtook (the store refuses its save with ECONFLICT) is
+// computed again from the new state, up to MaxTurnAttempts times.
 func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response, error) {
 	if err := validate(req); err != nil {
 		return nil, err
 	}
 	s := memento.Scope{Tenant: tenant, User: req.User}
+	unlock, err := a.threads.lock(ctx, threadKey{s, req.Thread})
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	for attempt := 1; ; attempt++ {
+		resp, err := a.turn(ctx, s, req)
+		if memento.ErrorCode(err) != memento.ECONFLICT || attempt == MaxTurnAttempts || ctx.Err() != nil {
+			return resp, err
+		}
+		a.logger().InfoContext(ctx, "thread moved on during the turn; running it again", "user", req.User, "thread", req.Thread, "attempt", attempt)
+	}
+}
+
+// MaxTurnAttempts bounds how often a turn overtaken by another process's
+// turn on the same thread is computed again.
+const MaxTurnAttempts = 5
+
+// turn computes one answer from the thread's current state and saves it
+// on the condition that the thread has not moved on meanwhile.
+func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Response, error) {
+	// Components the turn calls (a model provider that fell back to the
+	// offline rules, say) leave notes for the person in ctx.
+	ctx = memento.WithNotes(ctx)
 	now := a.now()
 	state, err := a.Threads.ThreadState(ctx, s, req.Thread)
 	if err != nil {
@@ -154,6 +189,16 @@ func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response
 	summary, err := a.Threads.LatestSummary(ctx, s, req.Thread)
 	if err != nil {
 		return nil, fmt.Errorf("load summary of %s: %w", req.Thread, err)
+	}
+	// Stored text goes into the prompt only when it carries no
+	// instructions to the model (recalled memories are screened by the
+	// recaller; the summary and the stored free text are read here).
+	if summary != nil && !hygiene.Stored(summary.Text) {
+		a.logger().WarnContext(ctx, "thread summary carries instructions to the model; leaving it out", "user", req.User, "thread", req.Thread, "summary", summary.ID)
+		summary = nil
+	}
+	if state.Context.FreeText != "" && !hygiene.Stored(state.Context.FreeText) {
+		state.Context.FreeText = ""
 	}
 	if summary != nil {
 		resp.Memory.Summary = summary.Text
@@ -225,6 +270,7 @@ func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response
 		}
 	}
 	resp.Reply = reply
+	resp.Notes = append(resp.Notes, memento.Notes(ctx)...)
 
 	jobs := a.Jobs
 	if jobs == nil {
@@ -239,8 +285,10 @@ func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response
 			{ID: fmt.Sprintf("turn:%s#%d", req.Thread, state.LastSeq+1), Role: memento.RoleUser, Text: req.Message, At: now},
 			{ID: fmt.Sprintf("turn:%s#%d", req.Thread, state.LastSeq+2), Role: memento.RoleAssistant, Text: reply, At: now},
 		},
-		State:   memento.ThreadState{Context: next, LastShown: lastShown},
-		JobsFor: func(stored []memento.Message) []memento.JobRequest { return jobs(s, req.Thread, stored) },
+		State:    memento.ThreadState{Context: next, LastShown: lastShown},
+		JobsFor:  func(stored []memento.Message) []memento.JobRequest { return jobs(s, req.Thread, stored) },
+		CheckSeq: true,
+		BaseSeq:  state.LastSeq,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("save turn: %w", err)

@@ -26,6 +26,12 @@ func StatusFor(code string) int {
 		return http.StatusConflict
 	case memento.EUNAUTHORIZED:
 		return http.StatusUnauthorized
+	case memento.EFORBIDDEN:
+		return http.StatusForbidden
+	case memento.EUNSUPPORTED:
+		return http.StatusUnsupportedMediaType
+	case memento.EUPSTREAM:
+		return http.StatusBadGateway
 	case memento.ETOOLARGE:
 		return http.StatusRequestEntityTooLarge
 	case memento.EUNAVAILABLE:
@@ -46,8 +52,14 @@ func codeFor(status int) string {
 		return memento.ENOTFOUND
 	case http.StatusConflict, http.StatusPreconditionFailed:
 		return memento.ECONFLICT
-	case http.StatusUnauthorized, http.StatusForbidden:
+	case http.StatusUnauthorized:
 		return memento.EUNAUTHORIZED
+	case http.StatusForbidden:
+		return memento.EFORBIDDEN
+	case http.StatusUnsupportedMediaType:
+		return memento.EUNSUPPORTED
+	case http.StatusBadGateway:
+		return memento.EUPSTREAM
 	case http.StatusRequestEntityTooLarge:
 		return memento.ETOOLARGE
 	case http.StatusServiceUnavailable:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/hygiene"
 	"github.com/memento-ai/memento/recall"
 )
 
@@ -203,8 +205,8 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 		huma.Register(api, huma.Operation{
 			OperationID: "appendMessages", Method: http.MethodPost, Path: "/v1/users/{user}/threads/{thread}/messages",
 			Summary: "Append messages to a thread's log", Tags: tags, DefaultStatus: http.StatusAccepted, SkipValidateBody: true,
-			Description: "Stores one message or an array of messages, and their background jobs (the attribute pipeline), in one transaction, and answers 202 once both are durable. A message whose client id is stored already is left as it is, so repeating a call changes nothing.",
-			Errors:      []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},
+			Description: "Stores one message or an array of messages, and their background jobs (the attribute pipeline), in one transaction, and answers 202 once both are durable. A message whose client id is stored already is left as it is, so repeating a call changes nothing; a client id already used by a different message (another text, role or thread) answers 409.",
+			Errors:      []int{http.StatusBadRequest, http.StatusConflict, http.StatusRequestEntityTooLarge},
 		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *appendInput) (*appendOutput, error) {
 			msgs, err := decodeMessages(in.RawBody)
 			if err != nil {
@@ -314,12 +316,23 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 		huma.Register(api, huma.Operation{
 			OperationID: "importUser", Method: http.MethodPost, Path: "/v1/users/{user}/import",
 			Summary: "Import a user export under this user", Tags: tags, SkipValidateBody: true,
-			Description: "Stores the document's threads, messages, summaries, events, memories, runs and sections; rows already stored (by id) are skipped, so importing twice changes nothing.",
+			Description: "Stores the document's threads, messages, summaries, events, memories, runs and sections; rows already stored (by id) are skipped, so importing twice changes nothing. A document holding text that carries instructions to the model (a memory, summary, preference, profile value or unrejected message) is refused whole with 400 naming the items.",
 			Errors:      []int{http.StatusBadRequest},
 		}, userHandler(s, func(ctx context.Context, sc memento.Scope, in *importInput) (*importOutput, error) {
 			var doc memento.UserExport
 			if err := json.Unmarshal(in.RawBody, &doc); err != nil {
 				return nil, memento.Errorf(memento.EINVALID, "the body is not an export document: %v", err)
+			}
+			// Every text that would become memory or reach a prompt passes
+			// the hygiene gate before anything is written: a document with
+			// one that carries instructions is refused whole (400 naming
+			// the items), so an import is never half-written.
+			findings, err := hygiene.ScreenExport(&doc, hygiene.Screeners(d.Sections))
+			if err != nil {
+				return nil, err
+			}
+			if err := hygiene.Refuse("the import", findings); err != nil {
+				return nil, err
 			}
 			res, err := d.Store.ImportUser(ctx, sc, &doc)
 			if err != nil {
@@ -464,6 +477,12 @@ func decodeMessages(body []byte) ([]memento.Message, error) {
 		}
 		if strings.TrimSpace(m.Text) == "" {
 			return nil, memento.Errorf(memento.EINVALID, "messages[%d].text must not be empty", i)
+		}
+		if err := memento.CheckOptionalID(fmt.Sprintf("messages[%d].id", i), m.ID); err != nil {
+			return nil, err
+		}
+		if err := memento.CheckTime(fmt.Sprintf("messages[%d].at", i), m.At); err != nil {
+			return nil, err
 		}
 		msgs[i] = memento.Message{ID: m.ID, Role: m.Role, Text: m.Text, At: m.At}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/hygiene"
 	"github.com/memento-ai/memento/profile"
 )
 
@@ -168,6 +169,14 @@ func RegisterProfile(deps ProfileRoutes) func(api huma.API, s *Server) {
 					}
 					if err := profile.CheckValue(k, v); err != nil {
 						return nil, Error(ctx, s.Logger, err)
+					}
+					// Profile values reach prompts: one carrying instructions is refused.
+					found := hygiene.JSONStrings("keys."+k, v)
+					if reasons := hygiene.CheckStored(k); len(reasons) > 0 {
+						found = append(found, hygiene.Finding{Item: "keys." + k, Reason: strings.Join(reasons, "; ")})
+					}
+					if len(found) > 0 {
+						return nil, Error(ctx, s.Logger, hygiene.Refuse("the profile update", found))
 					}
 					u.Set[k] = v
 				}

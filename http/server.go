@@ -21,6 +21,21 @@ import (
 // MaxBodyBytes bounds every request body; larger ones get 413.
 const MaxBodyBytes = 1 << 20
 
+// Defaults of the server's limits (Server fields left zero take them).
+// The write timeout is above two model calls at the OpenAI client's own
+// 60-second timeout, so that a slow turn is answered rather than cut.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 150 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultMaxConns          = 1024
+)
+
+// maxHeaderBytes bounds a request's headers (Go's default is 1 MiB, which
+// times the connection cap is a gigabyte of headers).
+const maxHeaderBytes = 64 << 10
+
 // Server is the HTTP surface of Memento. Set its dependencies, then call
 // Open; Close stops it.
 type Server struct {
@@ -41,12 +56,32 @@ type Server struct {
 	// surfaces use it to add theirs without this file knowing them).
 	Routes []func(api huma.API, s *Server)
 
+	// AllowedOrigins are the origins (scheme://host[:port]) of web pages
+	// other than the server's own that may call it; they get CORS
+	// headers. Any other Origin is refused (guard.go).
+	AllowedOrigins []string
+	// AllowedHosts are the names requests may carry in Host besides
+	// loopback names and the listen address, against DNS rebinding: "name"
+	// on any port, "name:port" on that port, "*" any Host at all.
+	AllowedHosts []string
+
+	// Timeouts of http.Server, and the cap on connections open at once
+	// (beyond it, new ones wait in the kernel's backlog). Zero takes the
+	// Default* value; ReadHeaderTimeout is never above ReadTimeout.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxConns          int
+
 	mux      *http.ServeMux
+	guard    *guard
 	api      huma.API
 	ln       net.Listener
 	server   *http.Server
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	conns    prometheus.Gauge
 }
 
 // Handler builds the routes and returns the server's handler, without
@@ -55,7 +90,7 @@ func (s *Server) Handler() http.Handler {
 	if s.mux == nil {
 		s.build()
 	}
-	return s.instrument(s.mux)
+	return s.instrument(s.guard.wrap(s.mux))
 }
 
 // API returns the huma API, for tests and for the OpenAPI document.
@@ -81,7 +116,11 @@ func (s *Server) build() {
 		Name: "memento_http_request_seconds", Help: "HTTP request latency by route.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	}, []string{"route"})
-	s.Registry.MustRegister(s.requests, s.latency)
+	s.conns = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "memento_http_open_connections", Help: "HTTP connections open now (at most the connection cap).",
+	})
+	s.Registry.MustRegister(s.requests, s.latency, s.conns)
+	s.guard = newGuard(s)
 
 	s.mux = http.NewServeMux()
 	cfg := huma.DefaultConfig("Memento", s.Version)
@@ -107,20 +146,10 @@ func (s *Server) build() {
 	})
 }
 
-// instrument counts requests and bounds bodies.
+// instrument counts requests, those the guard refuses included.
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		if r.ContentLength > MaxBodyBytes {
-			writeError(w, r, s.Logger, memento.Errorf(memento.ETOOLARGE, "request body is %d bytes, over the limit of %d", r.ContentLength, MaxBodyBytes))
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-		// The API speaks JSON only; curl's default form type is taken to
-		// mean JSON rather than refused.
-		if ct := r.Header.Get("Content-Type"); r.ContentLength != 0 && (ct == "" || ct == "application/x-www-form-urlencoded") {
-			r.Header.Set("Content-Type", "application/json")
-		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		route := r.Pattern
@@ -135,18 +164,74 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 // Open starts listening and serving in the background.
 func (s *Server) Open() error {
 	h := s.Handler()
+	if s.guard.err != nil {
+		return s.guard.err
+	}
+	limits, err := s.limits()
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", s.Addr)
 	if err != nil {
 		return memento.WrapError(memento.EINVALID, err, "cannot listen on %s: %v", s.Addr, err)
 	}
-	s.ln = ln
-	s.server = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// The guard learns the address actually bound (":8080" is every
+	// interface, "localhost:8080" an IP) before the first request.
+	if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+		s.guard.setListenHost(host)
+	}
+	lim := newLimitListener(ln, limits.MaxConns)
+	lim.opened, lim.closed = s.conns.Inc, s.conns.Dec
+	s.ln = lim
+	s.server = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: limits.ReadHeaderTimeout,
+		ReadTimeout:       limits.ReadTimeout,
+		WriteTimeout:      limits.WriteTimeout,
+		IdleTimeout:       limits.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		// net/http reports accept and protocol errors on this log.
+		ErrorLog: slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+	}
 	go func() {
-		if err := s.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.server.Serve(lim); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.Logger.Error("http server stopped", "err", err)
 		}
 	}()
 	return nil
+}
+
+// limits returns the server's timeouts and connection cap with defaults
+// filled in, or an error naming a bad one.
+func (s *Server) limits() (Server, error) {
+	l := Server{ReadHeaderTimeout: s.ReadHeaderTimeout, ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout, IdleTimeout: s.IdleTimeout, MaxConns: s.MaxConns}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"read timeout", &l.ReadTimeout, DefaultReadTimeout},
+		{"read header timeout", &l.ReadHeaderTimeout, DefaultReadHeaderTimeout},
+		{"write timeout", &l.WriteTimeout, DefaultWriteTimeout},
+		{"idle timeout", &l.IdleTimeout, DefaultIdleTimeout},
+	} {
+		if *d.v < 0 {
+			return l, memento.Errorf(memento.EINVALID, "the HTTP %s must not be negative, got %s", d.name, *d.v)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	// The read timeout covers the headers too; a longer header timeout
+	// would let a client drip headers past it.
+	l.ReadHeaderTimeout = min(l.ReadHeaderTimeout, l.ReadTimeout)
+	if l.MaxConns < 0 {
+		return l, memento.Errorf(memento.EINVALID, "the HTTP connection cap must not be negative, got %d", l.MaxConns)
+	}
+	if l.MaxConns == 0 {
+		l.MaxConns = DefaultMaxConns
+	}
+	return l, nil
 }
 
 // URL is the base URL the server listens on.
@@ -165,6 +250,12 @@ func (s *Server) Close(ctx context.Context) error {
 	return s.server.Shutdown(ctx)
 }
 
+// statusRecorder keeps the status for the metrics. It deliberately has no
+// Unwrap or SetReadDeadline: huma sets a 5-second read deadline before
+// reading a body, but the guard has read it already, and a deadline set
+// after the body's end would fire on net/http's background read and
+// cancel the request's context mid-turn. Without them huma's deadline is
+// a no-op and the server's ReadTimeout bounds the body.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int

@@ -6,14 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/catalog"
 	mhttp "github.com/memento-ai/memento/http"
+	"github.com/memento-ai/memento/llm/offline"
+	"github.com/memento-ai/memento/recall"
+	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 func testServer(t *testing.T, extra ...func(s *mhttp.Server)) *httptest.Server {
@@ -158,5 +166,195 @@ func TestHealthMetricsOpenAPI(t *testing.T) {
 	code, body = get(t, down.URL+"/healthz")
 	if code != 503 || strings.Contains(fmt.Sprint(body), "10.1.2.3") {
 		t.Errorf("healthz with a dead store = %d %v, want 503 without internal detail", code, body)
+	}
+}
+
+// TestChunkedBodyTooLarge sends bodies without a Content-Length: one over
+// MaxBodyBytes must be refused with 413 ETOOLARGE in the error shape (it
+// was a 500 with net/http's own message), one under it must be served.
+func TestChunkedBodyTooLarge(t *testing.T) {
+	db := sqlitetest.Open(t)
+	ts := testServer(t, func(s *mhttp.Server) {
+		s.Routes = append(s.Routes, mhttp.RegisterMemory(mhttp.MemoryRoutes{Store: db, Assembler: recall.New(db, offline.NewEmbedder(64))}))
+	})
+	url := ts.URL + "/v1/users/ann/threads/t1/messages"
+	tests := []struct {
+		name   string
+		text   int
+		status int
+		code   string
+	}{
+		{"over the limit", mhttp.MaxBodyBytes + 10<<10, 413, memento.ETOOLARGE},
+		{"under the limit", 10 << 10, 202, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := io.MultiReader(strings.NewReader(`{"id":"`+strings.Fields(tt.name)[0]+`","role":"user","text":"`), strings.NewReader(strings.Repeat("x", tt.text)), strings.NewReader(`"}`))
+			req, _ := http.NewRequest("POST", url, body)
+			req.Header.Set("Content-Type", "application/json")
+			req.TransferEncoding = []string{"chunked"}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var out mhttp.ErrorBody
+			b, _ := io.ReadAll(resp.Body)
+			_ = json.Unmarshal(b, &out)
+			if resp.StatusCode != tt.status || out.Error.Code != tt.code {
+				t.Errorf("status %d %s (%s), want %d %s", resp.StatusCode, out.Error.Code, b, tt.status, tt.code)
+			}
+			if tt.code != "" && !strings.Contains(out.Error.Message, fmt.Sprint(mhttp.MaxBodyBytes)) {
+				t.Errorf("message %q does not give the limit", out.Error.Message)
+			}
+		})
+	}
+}
+
+// openServer starts a real listening server (timeouts and the connection
+// cap live in Open, not in Handler).
+func openServer(t *testing.T, s *mhttp.Server) string {
+	t.Helper()
+	s.Addr = "127.0.0.1:0"
+	s.Health = map[string]memento.Pinger{}
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	})
+	return strings.TrimPrefix(s.URL(), "http://")
+}
+
+// TestSlowLorisCutOff drips a request one byte at a time, slower than it
+// can finish within the read timeout, in its headers and in its body. The
+// server must close the connection before the request is complete.
+func TestSlowLorisCutOff(t *testing.T) {
+	addr := openServer(t, &mhttp.Server{ReadTimeout: 300 * time.Millisecond})
+	const bodyLen = 200 // 20 s of dripping at one byte per 100 ms
+	tests := []struct {
+		name       string
+		head, drip string
+	}{
+		{"headers", "GET /healthz HTTP/1.1\r\nHost: localhost\r\n", "X-Slow: " + strings.Repeat("a", bodyLen) + "\r\n\r\n"},
+		{"body", "POST /v1/catalog/search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " + fmt.Sprint(bodyLen) + "\r\n\r\n", strings.Repeat(" ", bodyLen)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, tt.head); err != nil {
+				t.Fatal(err)
+			}
+			var sent atomic.Int64
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() {
+				tick := time.NewTicker(100 * time.Millisecond)
+				defer tick.Stop()
+				for i := 0; i < len(tt.drip); i++ {
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+					}
+					if _, err := conn.Write([]byte{tt.drip[i]}); err != nil {
+						return
+					}
+					sent.Add(1)
+				}
+			}()
+			// A guard against a server that never cuts: far longer than
+			// the read timeout, far shorter than the whole drip.
+			conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+			got, err := io.ReadAll(conn)
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("the connection was still open after 15 s of dripping (%d bytes sent)", sent.Load())
+			}
+			if n := sent.Load(); n >= int64(len(tt.drip)) {
+				t.Fatalf("the whole request was dripped in (%d bytes) before the server closed", n)
+			}
+			// What the server says, if anything, must not be a success.
+			if strings.HasPrefix(string(got), "HTTP/1.1 2") {
+				t.Errorf("the server answered the slow request: %q", got)
+			}
+			if tt.name == "body" && !strings.HasPrefix(string(got), "HTTP/1.1 408") {
+				t.Errorf("a body cut by the read timeout got %q, want a 408", got)
+			}
+		})
+	}
+}
+
+// TestConnectionCap opens more connections than the cap, each with a
+// request the handler holds until the test lets it go, and checks that at
+// most the cap are ever served at once and that all are served in the end.
+func TestConnectionCap(t *testing.T) {
+	const max, clients = 2, 6
+	var inflight, peak atomic.Int64
+	entered := make(chan struct{}, clients)
+	release := make(chan struct{})
+	block := func(api huma.API, s *mhttp.Server) {
+		huma.Register(api, huma.Operation{OperationID: "block", Method: http.MethodGet, Path: "/v1/test/block"},
+			func(ctx context.Context, _ *struct{}) (*struct{}, error) {
+				n := inflight.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				entered <- struct{}{}
+				<-release
+				inflight.Add(-1)
+				return nil, nil
+			})
+	}
+	addr := openServer(t, &mhttp.Server{MaxConns: max, Routes: []func(huma.API, *mhttp.Server){block}})
+
+	statuses := make(chan int, clients)
+	for i := 0; i < clients; i++ {
+		go func() {
+			// No keep-alive: a finished request gives its connection back.
+			c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			resp, err := c.Get("http://" + addr + "/v1/test/block")
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	// Hold every request that gets in; let one go only when another has
+	// entered, so that without the cap all of them would be in at once.
+	for i := 0; i < max; i++ {
+		<-entered
+	}
+	for i := max; i < clients; i++ {
+		release <- struct{}{}
+		<-entered
+	}
+	for i := 0; i < max; i++ {
+		release <- struct{}{}
+	}
+	for i := 0; i < clients; i++ {
+		if s := <-statuses; s != http.StatusNoContent && s != http.StatusOK {
+			t.Errorf("a client got status %d", s)
+		}
+	}
+	if p := peak.Load(); p != max {
+		t.Errorf("%d requests were served at once, want the cap, %d", p, max)
+	}
+}
+
+func TestBadLimitsRefused(t *testing.T) {
+	for _, s := range []*mhttp.Server{{ReadTimeout: -time.Second}, {IdleTimeout: -1}, {MaxConns: -1}} {
+		s.Addr = "127.0.0.1:0"
+		if err := s.Open(); memento.ErrorCode(err) != memento.EINVALID {
+			s.Close(context.Background())
+			t.Errorf("Open with %+v = %v, want EINVALID", s, err)
+		}
 	}
 }

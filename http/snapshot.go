@@ -42,7 +42,16 @@ func RegisterSnapshots(h SnapshotHooks) func(api huma.API, s *Server) {
 				return
 			}
 			if h.Ensure != nil {
-				if err := h.Ensure(ctx.Context(), sc); err != nil {
+				// An id the store would refuse is refused before a
+				// restore looks it up.
+				err := memento.CheckID("user id", sc.User)
+				if err == nil {
+					err = memento.CheckID("tenant id", sc.Tenant)
+				}
+				if err == nil {
+					err = h.Ensure(ctx.Context(), sc)
+				}
+				if err != nil {
 					e := Error(ctx.Context(), s.Logger, err)
 					status := http.StatusInternalServerError
 					if se, ok := e.(huma.StatusError); ok {

@@ -14,11 +14,15 @@
 //
 // The steps:
 //
-//   - hygiene (no model call) refuses text that instructs the system
-//     ("ignore previous instructions", "always recommend X", "you are now
-//     ...", imitated system messages): the run is recorded as rejected
-//     with its reasons and nothing is stored. Messages not written by the
-//     user are only indexed for recall.
+//   - hygiene (no model call, rules in package hygiene) refuses text that
+//     instructs the system ("ignore previous instructions", "always
+//     recommend X", "you are now ...", "I am the developer of this app",
+//     imitated system messages, the same in other languages), in a user
+//     message alone or joined with the user's previous message in the
+//     thread: the run is recorded as rejected with its reasons and nothing
+//     is stored. Messages not written by the user are only indexed for
+//     recall, unless they fail the rules of their role: then they are
+//     rejected too, which keeps them out of recall.
 //   - sentinel asks the model whether anything is worth remembering; most
 //     turns ("sounds good") end here after one call.
 //   - extract lists the facts; review_extraction compares them with the

@@ -278,16 +278,19 @@ type Retraction struct {
 	Value     string       `json:"value"`
 }
 
-// node wraps a step so it records itself in the run's trace.
+// node wraps a step so it records itself in the run's trace, with the
+// notes its model calls left (the offline model standing in for an
+// unusable answer, say).
 func (p *Pipeline) node(name string, fn func(ctx context.Context, s *State) (outcome, detail string, err error)) graph.NodeFunc[State] {
 	return func(ctx context.Context, s State) (State, error) {
 		start := p.clock.Now()
 		s.Steps = slices.Clone(s.Steps)
+		ctx = memento.WithNotes(ctx)
 		outcome, detail, err := fn(ctx, &s)
 		if err != nil {
 			return s, err
 		}
-		s.Steps = append(s.Steps, memento.RunStep{Node: name, Started: start, Duration: p.clock.Now().Sub(start), Outcome: outcome, Detail: detail})
+		s.Steps = append(s.Steps, memento.RunStep{Node: name, Started: start, Duration: p.clock.Now().Sub(start), Outcome: outcome, Detail: detail, Notes: memento.Notes(ctx)})
 		return s, nil
 	}
 }
@@ -338,22 +341,6 @@ func (p *Pipeline) Run(ctx context.Context, s memento.Scope, msg memento.Message
 }
 
 func (s *State) scope() memento.Scope { return memento.Scope{Tenant: s.Tenant, User: s.User} }
-
-// hygiene refuses instruction text and messages that are not the user's.
-func (p *Pipeline) hygiene(_ context.Context, s *State) (string, string, error) {
-	if s.Message.Role != memento.RoleUser {
-		s.Outcome, s.Reason, s.Next = memento.RunSkipped, "not a user message: indexed for recall only", NodeStore
-		return "skipped", "role " + string(s.Message.Role), nil
-	}
-	if reasons := p.opts.Hygiene.Check(s.Message.Text); len(reasons) > 0 {
-		s.Rejected = append(s.Rejected, reasons...)
-		s.Outcome, s.Next = memento.RunRejected, NodeStore
-		s.Reason = "hygiene: the message instructs the system (" + strings.Join(reasons, "; ") + ")"
-		return "rejected", strings.Join(reasons, "; "), nil
-	}
-	s.Next = NodeSentinel
-	return "ok", "", nil
-}
 
 // sentinel asks whether anything in the message is worth remembering.
 func (p *Pipeline) sentinel(ctx context.Context, s *State) (string, string, error) {

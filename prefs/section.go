@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/hygiene"
 )
 
 // SectionName is the key of the preferences in a user export and a
@@ -88,6 +90,12 @@ func (sec Section) ImportSection(ctx context.Context, s memento.Scope, data json
 			return memento.Errorf(memento.EINVALID, "preferences[%d].vector is not a list of float32 values", i)
 		}
 		p := sp.Preference
+		// A concept is rendered into prompts as it is: one that carries
+		// instructions is refused here too, for callers that did not
+		// screen the section first.
+		if reasons := hygiene.CheckStored(p.Concept); len(reasons) > 0 {
+			return memento.Errorf(memento.EINVALID, "preferences[%d].concept carries instructions to the model (%s)", i, strings.Join(reasons, "; "))
+		}
 		p.Embedder, p.Vector = sp.Embedder, make([]float32, len(sp.Vector)/4)
 		for d := range p.Vector {
 			p.Vector[d] = math.Float32frombits(binary.LittleEndian.Uint32(sp.Vector[4*d:]))
@@ -99,4 +107,47 @@ func (sec Section) ImportSection(ctx context.Context, s memento.Scope, data json
 		return fmt.Errorf("import preferences: %w", err)
 	}
 	return nil
+}
+
+var _ hygiene.SectionScreener = Section{}
+
+// ScreenSection implements hygiene.SectionScreener: a preference whose
+// concept carries instructions to the model is left out (a concept is
+// rendered into prompts as it is). Errors: EINVALID.
+func (Section) ScreenSection(data json.RawMessage) (json.RawMessage, []hygiene.Finding, error) {
+	if len(data) == 0 || string(data) == "null" {
+		return data, nil, nil
+	}
+	var doc struct {
+		Preferences []json.RawMessage `json:"preferences"`
+		Sources     []string          `json:"sources"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, nil, memento.Errorf(memento.EINVALID, "the preferences section is not valid: %v", err)
+	}
+	var found []hygiene.Finding
+	kept := doc.Preferences[:0]
+	for i, raw := range doc.Preferences {
+		var p struct {
+			ID      string `json:"id"`
+			Concept string `json:"concept"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, nil, memento.Errorf(memento.EINVALID, "preferences[%d] is not a preference: %v", i, err)
+		}
+		if reasons := hygiene.CheckStored(p.Concept); len(reasons) > 0 {
+			found = append(found, hygiene.Finding{Item: fmt.Sprintf("preferences[%d].concept (%s)", i, p.ID), Reason: strings.Join(reasons, "; ")})
+			continue
+		}
+		kept = append(kept, raw)
+	}
+	if len(found) == 0 {
+		return data, nil, nil
+	}
+	doc.Preferences = kept
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("screen preferences: %w", err)
+	}
+	return out, found, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/hygiene"
 )
 
 // Model is what the preference memory asks of a language model.
@@ -72,6 +73,15 @@ func (sv *Service) Learn(ctx context.Context, s memento.Scope, source string, at
 	if at.IsZero() {
 		at = sv.now()
 	}
+	// A concept is rendered into prompts as it is; one that carries
+	// instructions (a model may echo an order as a taste) is dropped.
+	clean := concepts[:0:0]
+	for _, c := range concepts {
+		if len(hygiene.CheckStored(c.Concept)) == 0 {
+			clean = append(clean, c)
+		}
+	}
+	concepts = clean
 	texts := make([]string, len(concepts))
 	for i, c := range concepts {
 		texts[i] = strings.TrimSpace(c.Concept)
@@ -96,9 +106,23 @@ func (sv *Service) Learn(ctx context.Context, s memento.Scope, source string, at
 }
 
 // LearnMessage extracts the likes and dislikes of a user message and
-// learns them, with the message as their source.
+// learns them, with the message as their source. A message that carries
+// instructions to the model teaches nothing: the preference job runs
+// beside the pipeline rather than after it, so it applies the same gate
+// itself instead of waiting for the pipeline's verdict.
 func (sv *Service) LearnMessage(ctx context.Context, s memento.Scope, m memento.Message) (*memento.PreferenceWriteResult, error) {
+	return sv.learnMessage(ctx, s, m, "")
+}
+
+// learnMessage is LearnMessage with the text of the user's previous
+// message in the thread, so an instruction split across the two is
+// refused too.
+func (sv *Service) learnMessage(ctx context.Context, s memento.Scope, m memento.Message, previous string) (*memento.PreferenceWriteResult, error) {
 	if m.Role != memento.RoleUser {
+		return &memento.PreferenceWriteResult{}, nil
+	}
+	if reasons := hygiene.CheckFollowing(previous, m.Text); len(reasons) > 0 {
+		sv.logger().InfoContext(ctx, "no preferences learned: the message instructs the system", "user", s.User, "message", m.ID, "reasons", strings.Join(reasons, "; "))
 		return &memento.PreferenceWriteResult{}, nil
 	}
 	concepts, err := sv.Model.ExtractPreferences(ctx, m.Text)
@@ -139,7 +163,7 @@ func (sv *Service) HandleMessage(ctx context.Context, _ string, payload json.Raw
 	} else if err != nil {
 		return fmt.Errorf("preferences of message %s: %w", job.Message, err)
 	}
-	if _, err := sv.LearnMessage(ctx, s, *m); err != nil && memento.ErrorCode(err) != memento.ENOTFOUND {
+	if _, err := sv.learnMessage(ctx, s, *m, sv.previousUserText(ctx, s, job)); err != nil && memento.ErrorCode(err) != memento.ENOTFOUND {
 		return fmt.Errorf("preferences of message %s: %w", job.Message, err)
 	}
 	return nil
@@ -162,6 +186,30 @@ func (sv *Service) message(ctx context.Context, s memento.Scope, job memento.Mes
 		}
 	}
 	return nil, memento.Errorf(memento.ENOTFOUND, "message %q not found in thread %q", job.Message, job.Thread)
+}
+
+// previousLookback is how many messages before the job's the message job
+// reads to find the user's previous one.
+const previousLookback = 4
+
+// previousUserText returns the text of the user's message before the
+// job's in its thread, or "" when there is none or it cannot be read (the
+// message is then checked alone).
+func (sv *Service) previousUserText(ctx context.Context, s memento.Scope, job memento.MessageJob) string {
+	if job.Seq <= 1 || sv.Messages == nil {
+		return ""
+	}
+	after := max(0, job.Seq-1-previousLookback)
+	msgs, err := sv.Messages.Messages(ctx, s, job.Thread, after, int(job.Seq-1-after))
+	if err != nil {
+		return ""
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Seq < job.Seq && msgs[i].Role == memento.RoleUser {
+			return msgs[i].Text
+		}
+	}
+	return ""
 }
 
 // HandleEvent is the memento.JobHandler of JobPreferencesFromEvents.
@@ -367,7 +415,9 @@ func (sv *Service) describe(ctx context.Context, members []memento.Preference) (
 			out.Stances = d.Stances
 		}
 	}
-	if out.Description == "" {
+	if out.Description == "" || len(hygiene.CheckStored(out.Description)) > 0 {
+		// Descriptions are rendered into prompts: one that carries
+		// instructions is replaced by the plain one.
 		out.Description = describeBySign(members)
 	}
 	return out, nil
@@ -385,6 +435,9 @@ func (sv *Service) Patch(ctx context.Context, s memento.Scope, id string, concep
 		c := strings.Join(strings.Fields(*concept), " ")
 		if c == "" {
 			return nil, memento.Errorf(memento.EINVALID, "concept must not be empty")
+		}
+		if reasons := hygiene.CheckStored(c); len(reasons) > 0 {
+			return nil, memento.Errorf(memento.EINVALID, "concept carries instructions to the model (%s)", strings.Join(reasons, "; "))
 		}
 		vs, err := sv.Embedder.Embed(ctx, []string{c})
 		if err != nil {

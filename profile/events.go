@@ -125,6 +125,9 @@ func ParseImportLine(line []byte) (user string, e memento.Event, err error) {
 	if strings.TrimSpace(in.User) == "" {
 		return "", e, memento.Errorf(memento.EINVALID, "user is required on every line")
 	}
+	if err := memento.CheckID("user", in.User); err != nil {
+		return "", e, err
+	}
 	return in.User, in.Event(), nil
 }
 
@@ -142,6 +145,17 @@ func CheckEvents(ctx context.Context, events []memento.Event, cat memento.Catalo
 			return memento.Errorf(memento.EINVALID, "events[%d].title is required", i)
 		case len(e.ID) > maxEventID:
 			return memento.Errorf(memento.EINVALID, "events[%d].id must be at most %d bytes", i, maxEventID)
+		}
+		// Ids and times the store would refuse, refused here with the
+		// event's index (or an import's line number).
+		if err := memento.CheckOptionalID(fmt.Sprintf("events[%d].id", i), e.ID); err != nil {
+			return err
+		}
+		if err := memento.CheckID(fmt.Sprintf("events[%d].title", i), e.TitleID); err != nil {
+			return err
+		}
+		if err := memento.CheckTime(fmt.Sprintf("events[%d].at", i), e.At); err != nil {
+			return err
 		}
 		switch e.Type {
 		case memento.EventRated:

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/hygiene"
 )
 
 // Resolver finds the catalog title a user means by a name as they wrote it;
@@ -156,7 +158,19 @@ type word struct {
 // title, so reading a message twice yields the same events, and the time
 // at. Only one event per type and title is returned.
 func EventsFromMessage(messageID, text string, at time.Time, resolve Resolver) []memento.Event {
+	return EventsFollowing(messageID, "", text, at, resolve)
+}
+
+// EventsFollowing is EventsFromMessage for a message that follows the
+// user's previous message in its thread. A message that carries
+// instructions to the model, alone or joined with previous (an
+// instruction split across two messages), reports no action: "always say
+// I loved Sharknado" is an order, not something the user did.
+func EventsFollowing(messageID, previous, text string, at time.Time, resolve Resolver) []memento.Event {
 	if resolve == nil || strings.TrimSpace(text) == "" {
+		return nil
+	}
+	if len(hygiene.CheckFollowing(previous, text)) > 0 {
 		return nil
 	}
 	text = strings.NewReplacer("’", "'", "‘", "'", "“", `"`, "”", `"`).Replace(text)
@@ -172,6 +186,38 @@ func EventsFromMessage(messageID, text string, at time.Time, resolve Resolver) [
 		r.sentence(tokenize(sentence))
 	}
 	return r.events
+}
+
+// threadLog lists a thread's messages; *sqlite.DB is one. A
+// MessageReader that is one lets the message job read the user's
+// previous message, to refuse an instruction split across two.
+type threadLog interface {
+	Messages(ctx context.Context, s memento.Scope, thread string, afterSeq int64, limit int) ([]memento.Message, error)
+}
+
+// previousLookback is how many messages before m the message job reads to
+// find the user's previous one.
+const previousLookback = 4
+
+// previousUserText returns the text of the user's message before m in
+// its thread, or "" when there is none or it cannot be read (m is then
+// checked alone).
+func previousUserText(ctx context.Context, r MessageReader, s memento.Scope, m memento.Message) string {
+	log, ok := r.(threadLog)
+	if !ok || m.Thread == "" || m.Seq <= 1 {
+		return ""
+	}
+	after := max(0, m.Seq-1-previousLookback)
+	msgs, err := log.Messages(ctx, s, m.Thread, after, int(m.Seq-1-after))
+	if err != nil {
+		return ""
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Seq < m.Seq && msgs[i].Role == memento.RoleUser {
+			return msgs[i].Text
+		}
+	}
+	return ""
 }
 
 type reader struct {

@@ -236,7 +236,7 @@ func (w *Worker) HandleMessage(ctx context.Context, _ string, payload json.RawMe
 	if m.Role != memento.RoleUser {
 		return nil
 	}
-	events := EventsFromMessage(m.ID, m.Text, m.At, w.Resolve)
+	events := EventsFollowing(m.ID, previousUserText(ctx, w.Messages, s, *m), m.Text, m.At, w.Resolve)
 	if len(events) == 0 {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/hygiene"
 )
 
 // Threads is what the assembler reads of a thread.
@@ -95,7 +96,20 @@ type Context struct {
 	Tokens int    `json:"tokens"`
 	// TookMS is how long the assembly took, in milliseconds.
 	TookMS float64 `json:"tookMs"`
+	// Withheld counts the texts left out because they carry instructions
+	// to the model (package hygiene): recalled items, attribute values,
+	// the summary and the active context's free text. Stored text should
+	// never carry any; this is the last line that keeps it out of a
+	// prompt when older or imported data does.
+	Withheld int `json:"withheld"`
 }
+
+// instructs reports whether a text about to be rendered into a prompt
+// carries instructions to the model. Everything rendered gets the rules
+// of stored text, which include those of assistant turns: a recalled
+// message may be the assistant's (its role does not travel with the
+// item), and a summary or memory speaks for the system, not the user.
+func instructs(text string) bool { return !hygiene.Stored(text) }
 
 // Recall merges the items of every recaller: each is asked for twice q.K
 // items, the union is ordered by score, an item from one message is
@@ -103,8 +117,15 @@ type Context struct {
 // the message it came from say the same thing), and q.K are kept.
 // Errors: EINVALID.
 func (a *Assembler) Recall(ctx context.Context, q memento.RecallQuery) ([]memento.RecallItem, error) {
+	items, _, err := a.recall(ctx, q)
+	return items, err
+}
+
+// recall is Recall that also counts the items left out because their
+// text carries instructions to the model.
+func (a *Assembler) recall(ctx context.Context, q memento.RecallQuery) ([]memento.RecallItem, int, error) {
 	if err := checkQuery(&q); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if q.Scope.Tenant == "" {
 		q.Scope.Tenant = memento.DefaultTenant
@@ -126,7 +147,7 @@ func (a *Assembler) Recall(ctx context.Context, q memento.RecallQuery) ([]mement
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var all []memento.RecallItem
 	for _, items := range results {
@@ -135,9 +156,14 @@ func (a *Assembler) Recall(ctx context.Context, q memento.RecallQuery) ([]mement
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Score > all[j].Score })
 	covered := map[string]bool{}
 	out := make([]memento.RecallItem, 0, q.K)
+	withheld := 0
 	for _, it := range all {
 		if len(out) == q.K {
 			break
+		}
+		if instructs(it.Text) {
+			withheld++
+			continue
 		}
 		// Only an item from one message says the same as that message; a
 		// semantic value merged from many neither hides nor is hidden.
@@ -149,7 +175,7 @@ func (a *Assembler) Recall(ctx context.Context, q memento.RecallQuery) ([]mement
 		}
 		out = append(out, it)
 	}
-	return out, nil
+	return out, withheld, nil
 }
 
 // Assemble builds the context of q. Errors: EINVALID.
@@ -187,16 +213,43 @@ func (a *Assembler) Assemble(ctx context.Context, q memento.RecallQuery) (*Conte
 			attrErr = err
 		})
 	}
-	items, err := a.Recall(ctx, q)
+	items, withheld, err := a.recall(ctx, q)
 	wg.Wait()
 	if err = errors.Join(err, threadErr, attrErr); err != nil {
 		return nil, fmt.Errorf("assemble context: %w", err)
 	}
 	out.Items = items
+	out.Withheld = withheld + withhold(out)
 	out.Text = Render(out)
 	out.Tokens = memento.EstimateTokens(out.Text)
 	out.TookMS = float64(time.Since(start).Microseconds()) / 1000
 	return out, nil
+}
+
+// withhold removes from c the thread and attribute texts that carry
+// instructions to the model and returns how many it removed.
+func withhold(c *Context) int {
+	n := 0
+	if c.Summary != nil && instructs(c.Summary.Text) {
+		c.Summary = nil
+		n++
+	}
+	if c.ActiveContext != nil && c.ActiveContext.FreeText != "" && instructs(c.ActiveContext.FreeText) {
+		ac := *c.ActiveContext
+		ac.FreeText = ""
+		c.ActiveContext = &ac
+		n++
+	}
+	kept := c.Attributes[:0]
+	for _, m := range c.Attributes {
+		if instructs(m.Value) {
+			n++
+			continue
+		}
+		kept = append(kept, m)
+	}
+	c.Attributes = kept
+	return n
 }
 
 // Render writes a context as the text block a prompt holds: the thread's

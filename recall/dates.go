@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memento-ai/memento"
 )
 
 // dateRef is a date a query names: a year, a month or a day, any part of
@@ -83,6 +85,11 @@ func parseDates(query string) []dateRef {
 		if r.Day > 31 {
 			r.Day = 0
 		}
+		if r.Year != 0 && (r.Year < memento.MinTimeYear || r.Year > memento.MaxTimeYear) {
+			// No stored time is in that year; as a period it would
+			// only be refused by the store (memento.CheckTime).
+			continue
+		}
 		if r.Year != 0 || r.Month != 0 {
 			kept = append(kept, r)
 		}
@@ -125,8 +132,27 @@ func (d dateRef) matches(t time.Time) bool {
 }
 
 // span returns the time range of a date with a known year, to fetch its
-// candidates; ok is false for a date without a year.
+// candidates; ok is false for a date without a year. The range is cut to
+// the times a store holds (memento.CheckTime), which a day at either end
+// of them, with its tolerance, would cross.
 func (d dateRef) span() (from, to time.Time, ok bool) {
+	from, to, ok = d.rawSpan()
+	if !ok {
+		return from, to, false
+	}
+	first := time.Date(memento.MinTimeYear, 1, 1, 0, 0, 0, 0, time.UTC)
+	last := time.Date(memento.MaxTimeYear+1, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Nanosecond)
+	if from.Before(first) {
+		from = first
+	}
+	if to.After(last) {
+		to = last
+	}
+	return from, to, true
+}
+
+// rawSpan is span before it is cut to the stored range.
+func (d dateRef) rawSpan() (from, to time.Time, ok bool) {
 	switch {
 	case d.Year == 0:
 		return from, to, false

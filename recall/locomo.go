@@ -96,6 +96,13 @@ func ReadLoCoMo(r io.Reader) (*LoCoMo, error) {
 		if err != nil {
 			return nil, memento.WrapError(memento.EINVALID, err, "LoCoMo %s_date_time %q: %v", key, date, err)
 		}
+		// Turns are a second apart from the session's time on
+		// (Messages): the last must be a time the store can hold too.
+		if err := memento.CheckTime(key+"_date_time", t); err != nil {
+			return nil, err
+		} else if err := memento.CheckTime(key+"_date_time plus its turns", t.Add(time.Duration(len(s.Turns))*time.Second)); err != nil {
+			return nil, err
+		}
 		s.Date = t
 		c.Sessions = append(c.Sessions, s)
 	}

@@ -209,7 +209,7 @@ func checkQuery(q *memento.RecallQuery) error {
 	if q.Now.IsZero() {
 		q.Now = time.Now()
 	}
-	return nil
+	return memento.CheckTime("now", q.Now)
 }
 
 // Limits of a recall query.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/hygiene"
 )
 
 // Restorer restores a user unknown to the local store from the snapshot
@@ -135,4 +136,23 @@ func (r *Restorer) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return r.Logger
+}
+
+// screen applies the hygiene gate to a document about to be restored:
+// what carries instructions to the model is left out (memories,
+// summaries, preferences, profile keys) or marked rejected (messages, so
+// recall never renders them), and each item is logged with its reason. A
+// snapshot is restored rather than refused, since refusing would lock the
+// user out of their own memory for one bad item; an import through the
+// API, where a client sends the document, is refused instead.
+func (x *Snapshots) screen(ctx context.Context, s memento.Scope, doc *memento.UserExport) error {
+	findings, err := hygiene.ScreenExport(doc, hygiene.Screeners(x.Sections))
+	if err != nil {
+		return err
+	}
+	for _, f := range findings {
+		x.logger().WarnContext(ctx, "snapshot item not restored as memory: it carries instructions to the model",
+			"user", s.User, "tenant", s.Tenant, "item", f.Item, "reason", f.Reason)
+	}
+	return nil
 }

@@ -114,6 +114,9 @@ func (x *Snapshots) Pull(ctx context.Context, s memento.Scope, replace bool) (bo
 	if err := doc.CheckFormat(); err != nil {
 		return false, fmt.Errorf("pull %s: %w", s.User, err)
 	}
+	if err := x.screen(ctx, s, &doc); err != nil {
+		return false, fmt.Errorf("pull %s: %w", s.User, err)
+	}
 	exists, err := x.Local.UserExists(ctx, s)
 	if err != nil {
 		return false, fmt.Errorf("pull %s: %w", s.User, err)

@@ -19,8 +19,15 @@ func checkEvents(events []memento.Event) error {
 			return memento.Errorf(memento.EINVALID, "events[%d].type must be one of %v, got %q", i, memento.EventTypes, e.Type)
 		case e.TitleID == "":
 			return memento.Errorf(memento.EINVALID, "events[%d].title is required", i)
-		case len(e.ID) > maxIDLen:
-			return memento.Errorf(memento.EINVALID, "events[%d].id must be at most %d bytes", i, maxIDLen)
+		}
+		if err := memento.CheckID(fmt.Sprintf("events[%d].title", i), e.TitleID); err != nil {
+			return err
+		}
+		if err := memento.CheckOptionalID(fmt.Sprintf("events[%d].id", i), e.ID); err != nil {
+			return err
+		}
+		if err := memento.CheckTime(fmt.Sprintf("events[%d].at", i), e.At); err != nil {
+			return err
 		}
 		switch e.Type {
 		case memento.EventRated:

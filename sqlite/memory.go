@@ -77,10 +77,7 @@ func checkMemoryID(id string) error {
 	if strings.TrimSpace(id) == "" {
 		return memento.Errorf(memento.EINVALID, "memory id is required")
 	}
-	if len(id) > maxIDLen {
-		return memento.Errorf(memento.EINVALID, "memory id must be at most %d bytes", maxIDLen)
-	}
-	return nil
+	return memento.CheckID("memory id", id)
 }
 
 // MessageByID returns one of the user's messages by its id. Errors:
@@ -468,9 +465,13 @@ func checkMemoryWrite(w memento.MemoryWrite) error {
 		return memento.Errorf(memento.EINVALID, "the write names no message")
 	}
 	for i, m := range w.Insert {
+		if err := memento.CheckID(fmt.Sprintf("insert[%d]: memory id", i), m.ID); err != nil {
+			return err
+		}
+		if err := m.CheckTimes(fmt.Sprintf("insert[%d]: memory", i)); err != nil {
+			return err
+		}
 		switch {
-		case m.ID == "" || len(m.ID) > maxIDLen:
-			return memento.Errorf(memento.EINVALID, "insert[%d]: memory id must be 1 to %d bytes", i, maxIDLen)
 		case !memento.ValidMode(m.Mode):
 			return memento.Errorf(memento.EINVALID, "insert[%d]: mode must be %q or %q, got %q", i, memento.ModeSemantic, memento.ModeEpisodic, m.Mode)
 		case strings.TrimSpace(m.Attribute) == "":

@@ -13,17 +13,47 @@ import (
 	"github.com/memento-ai/memento/fulltext"
 )
 
-// readQuery runs a read query in tx through a statement prepared once on
-// the read pool (database/sql prepares it once per connection).
+// readQuery runs a read query in tx through the statement prepared for it
+// on the read pool, or, the first time, unprepared (see txStmt).
 func (db *DB) readQuery(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
-	st, err := db.readStmt(ctx, query)
-	if err != nil {
-		return nil, err
+	if st := db.txStmt(ctx, tx, query); st != nil {
+		return st.QueryContext(ctx, args...)
 	}
-	return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	return tx.QueryContext(ctx, query, args...)
 }
 
-// readStmt returns the statement of query prepared on the read pool.
+// txStmt returns the read pool's statement of query bound to tx, or nil
+// when it is not prepared yet. A statement is never prepared on the pool
+// while tx holds one of its connections: preparing takes a connection of
+// its own, and as many transactions as the pool has connections, each
+// waiting for one more, would wait for ever (they did, for the first
+// concurrent chats after a restart). The query is noted instead, and
+// readTx prepares it once the transaction has given its connection back.
+// Binding a pool statement to tx prepares it, if needed, on tx's own
+// connection.
+func (db *DB) txStmt(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	if st, ok := db.readStmts.Load(query); ok {
+		return tx.StmtContext(ctx, st.(*sql.Stmt))
+	}
+	db.unprepared.Store(query, struct{}{})
+	return nil
+}
+
+// prepareNoted prepares on the read pool the queries that transactions
+// ran unprepared (txStmt). It must be called holding no read connection.
+func (db *DB) prepareNoted(ctx context.Context) {
+	db.unprepared.Range(func(k, _ any) bool {
+		db.unprepared.Delete(k)
+		if _, err := db.readStmt(ctx, k.(string)); err != nil && ctx.Err() == nil {
+			db.logger.Debug("prepare read statement", "err", err)
+		}
+		return true
+	})
+}
+
+// readStmt returns the statement of query prepared on the read pool. It
+// takes a connection of the pool when the statement is new, so it must
+// not be called inside a read transaction (use txStmt there).
 func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := db.readStmts.Load(query); ok {
 		return st.(*sql.Stmt), nil

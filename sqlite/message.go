@@ -22,8 +22,11 @@ func checkMessages(msgs []memento.Message) error {
 		if strings.TrimSpace(m.Text) == "" {
 			return memento.Errorf(memento.EINVALID, "messages[%d].text must not be empty", i)
 		}
-		if len(m.ID) > maxIDLen {
-			return memento.Errorf(memento.EINVALID, "messages[%d].id must be at most %d bytes", i, maxIDLen)
+		if err := memento.CheckOptionalID(fmt.Sprintf("messages[%d].id", i), m.ID); err != nil {
+			return err
+		}
+		if err := memento.CheckTime(fmt.Sprintf("messages[%d].at", i), m.At); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -125,6 +128,13 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 		if m.ID != "" {
 			old, err := scanMessage(tx.QueryRowContext(ctx, sqlMessageByID, s.Tenant, s.User, m.ID))
 			if err == nil {
+				// The same message again is a retry, answered with what
+				// was stored; another message under its id would be
+				// lost, so it is refused.
+				if old.Thread != thread || old.Role != m.Role || old.Text != m.Text {
+					return nil, nil, memento.Errorf(memento.ECONFLICT,
+						"message id %q is already used by another message (thread %q, %s, %d bytes of text)", m.ID, old.Thread, old.Role, len(old.Text))
+				}
 				stored = append(stored, old)
 				inserted = append(inserted, false)
 				continue

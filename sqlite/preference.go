@@ -64,8 +64,13 @@ func encodePrefVector(v []float32) []byte {
 	return b
 }
 
-// decodePrefVector reads a vector stored by encodePrefVector.
+// decodePrefVector reads a vector stored by encodePrefVector. A blob that
+// is not whole float32 values is no vector, rather than a shorter one that
+// would be compared with vectors of another length.
 func decodePrefVector(b []byte) []float32 {
+	if len(b)%4 != 0 {
+		return nil
+	}
 	v := make([]float32, len(b)/4)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))

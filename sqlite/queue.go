@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -115,20 +116,76 @@ func (db *DB) Handle(kind string, h memento.JobHandler, opts memento.JobOptions)
 	db.handlers[kind] = handler{fn: h, opts: opts}
 }
 
+// errorHandler fails a job at once when its handler's error cannot
+// succeed on retry (memento.PermanentJobError), keeping the error as the
+// attempt's. River then records the job as cancelled, which memento lists
+// as failed: a dead letter that RetryJobs can run again.
+type errorHandler struct{}
+
+// HandleError cancels the job when err is permanent.
+func (errorHandler) HandleError(ctx context.Context, job *rivertype.JobRow, err error) *river.ErrorHandlerResult {
+	if memento.PermanentJobError(err) {
+		return &river.ErrorHandlerResult{SetCancelled: true}
+	}
+	return nil
+}
+
+// HandlePanic leaves a panicking job to its retries.
+func (errorHandler) HandlePanic(context.Context, *rivertype.JobRow, any, string) *river.ErrorHandlerResult {
+	return nil
+}
+
 // Start begins working jobs of the registered kinds until ctx is done or
 // Stop is called. Jobs of kinds without a handler stay in the table for a
-// process that handles them. Errors: EINVALID when no handler is
+// process that handles them. The queue first rescues the jobs of queue
+// processes that died with jobs running, and holds a lease on its own
+// jobs while it runs (queue_lease.go). Errors: EINVALID when no handler is
 // registered, ECONFLICT when the queue already runs.
 func (db *DB) Start(ctx context.Context) error {
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	if db.worker != nil {
 		select {
 		case <-db.worker.Stopped():
-			db.worker = nil // stopped by the cancellation of its Start context
+			// Stopped by the cancellation of its Start context; its
+			// lease goroutine ends with it, once it has unregistered
+			// (a write, so not under mu).
+			p := db.proc
+			db.worker, db.proc = nil, nil
+			db.mu.Unlock()
+			<-p.done
+			db.mu.Lock()
 		default:
+			db.mu.Unlock()
 			return memento.Errorf(memento.ECONFLICT, "the job queue is already running")
 		}
+	}
+	n := len(db.handlers)
+	db.mu.Unlock()
+	if n == 0 {
+		return memento.Errorf(memento.EINVALID, "no job handlers are registered")
+	}
+	// The process registers, and rescues dead ones' jobs, before it
+	// takes any job, and without holding mu: enqueuing takes mu inside
+	// its write transaction, so waiting for the writer under mu could
+	// deadlock.
+	p, err := db.registerQueue(ctx, newQueueID())
+	if err != nil {
+		return fmt.Errorf("start queue: %w", err)
+	}
+	if err := db.startClient(ctx, p); err != nil {
+		db.unregisterQueue(p)
+		return err
+	}
+	return nil
+}
+
+// startClient starts the River client of the queue process p, which has
+// registered, and the renewal of its lease.
+func (db *DB) startClient(ctx context.Context, p *queueProcess) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.worker != nil {
+		return memento.Errorf(memento.ECONFLICT, "the job queue is already running")
 	}
 	if len(db.handlers) == 0 {
 		return memento.Errorf(memento.EINVALID, "no job handlers are registered")
@@ -147,6 +204,10 @@ func (db *DB) Start(ctx context.Context) error {
 		river.AddWorkerArgs(workers, jobArgs{kind: kind}, &worker{fn: h.fn, timeout: timeout})
 	}
 	cfg := &river.Config{
+		// The lease's id: River appends it to attempted_by of every
+		// job this queue takes.
+		ID:            p.id,
+		ErrorHandler:  errorHandler{},
 		Logger:        db.logger,
 		Workers:       workers,
 		Queues:        map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: db.opts.Workers}},
@@ -161,8 +222,10 @@ func (db *DB) Start(ctx context.Context) error {
 		// instead of failing them.
 		FetchOnlyKnownKinds: true,
 		SkipUnknownJobCheck: true,
-		// A job running much longer than its timeout was lost with its
-		// process; River then retries it.
+		// A job of a live process that ran much longer than its
+		// timeout (a handler that ignores its context) is retried by
+		// River. Jobs lost with a process that died are rescued much
+		// sooner, by the lease (queue_lease.go).
 		RescueStuckJobsAfter: longest + time.Minute,
 	}
 	if db.opts.RetryDelay != nil {
@@ -175,7 +238,10 @@ func (db *DB) Start(ctx context.Context) error {
 	if err := client.Start(ctx); err != nil {
 		return fmt.Errorf("start queue: %w", err)
 	}
-	db.worker = client
+	lctx, cancel := context.WithCancel(context.Background())
+	p.cancel, p.done = cancel, make(chan struct{})
+	go db.keepLease(lctx, p, client.Stopped())
+	db.worker, db.proc = client, p
 	return nil
 }
 
@@ -184,12 +250,18 @@ func (db *DB) Start(ctx context.Context) error {
 // and reports ctx's error. Stopping a queue that does not run does nothing.
 func (db *DB) Stop(ctx context.Context) error {
 	db.mu.Lock()
-	client := db.worker
-	db.worker = nil
+	client, p := db.worker, db.proc
+	db.worker, db.proc = nil, nil
 	db.mu.Unlock()
 	if client == nil {
 		return nil
 	}
+	// The lease outlives the client, so that no job of this process runs
+	// unleased, and then goes with it.
+	defer func() {
+		p.cancel()
+		<-p.done
+	}()
 	err := client.Stop(ctx)
 	if err == nil {
 		return nil
@@ -229,49 +301,171 @@ func (db *DB) Jobs(ctx context.Context, f memento.JobFilter) ([]memento.Job, err
 	if limit == 0 {
 		limit = -1
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT id, kind, job_state, attempt, max_attempts, json(args), coalesce(json(errors), '[]'),
-			CAST(round(unixepoch(created_at, 'subsec') * 1000) AS INTEGER),
-			CAST(round(unixepoch(finalized_at, 'subsec') * 1000) AS INTEGER)
-		FROM (SELECT *, `+jobStateSQL+` AS job_state FROM river_job)
-		WHERE (? = '' OR job_state = ?) AND (? = '' OR kind = ?)
+	jobs, err := queryJobs(ctx, db.read, `(? = '' OR job_state = ?) AND (? = '' OR kind = ?)
 		ORDER BY id DESC LIMIT ?`, f.State, f.State, f.Kind, f.Kind, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// querier is what queryJobs reads with: a pool or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queryJobs returns the jobs that cond (an SQL condition on river_job's
+// columns and job_state, memento's state, and what follows it: ORDER BY,
+// LIMIT) selects.
+func queryJobs(ctx context.Context, q querier, cond string, args ...any) ([]memento.Job, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, kind, job_state, state, attempt, max_attempts, json(args), coalesce(json(errors), '[]'),
+			CAST(round(unixepoch(created_at, 'subsec') * 1000) AS INTEGER),
+			CAST(round(unixepoch(finalized_at, 'subsec') * 1000) AS INTEGER),
+			`+ownerSQL+`
+		FROM (SELECT *, `+jobStateSQL+` AS job_state FROM river_job)
+		WHERE `+cond, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	jobs := []memento.Job{}
 	for rows.Next() {
 		var j memento.Job
-		var args, errs string
+		var riverState, args, errs, owner string
 		var created int64
 		var finalized sql.NullInt64
-		if err := rows.Scan(&j.ID, &j.Kind, &j.State, &j.Attempt, &j.MaxAttempts, &args, &errs, &created, &finalized); err != nil {
-			return nil, fmt.Errorf("list jobs: %w", err)
+		if err := rows.Scan(&j.ID, &j.Kind, &j.State, &riverState, &j.Attempt, &j.MaxAttempts, &args, &errs, &created, &finalized, &owner); err != nil {
+			return nil, err
 		}
 		var a jobArgs
 		if err := json.Unmarshal([]byte(args), &a); err != nil {
-			return nil, fmt.Errorf("list jobs: decode args of job %d: %w", j.ID, err)
+			return nil, fmt.Errorf("decode args of job %d: %w", j.ID, err)
 		}
 		j.Payload = a.Payload
 		var attemptErrs []rivertype.AttemptError
 		if err := json.Unmarshal([]byte(errs), &attemptErrs); err != nil {
-			return nil, fmt.Errorf("list jobs: decode errors of job %d: %w", j.ID, err)
+			return nil, fmt.Errorf("decode errors of job %d: %w", j.ID, err)
 		}
 		j.Errors = make([]string, len(attemptErrs))
 		for i, e := range attemptErrs {
 			j.Errors[i] = e.Error
+		}
+		if len(j.Errors) > 0 {
+			j.LastError = j.Errors[len(j.Errors)-1]
 		}
 		j.CreatedAt = time.UnixMilli(created).UTC()
 		if finalized.Valid {
 			t := time.UnixMilli(finalized.Int64).UTC()
 			j.FinalizedAt = &t
 		}
+		switch {
+		case j.State == memento.JobFailed && riverState == "cancelled":
+			j.Reason = memento.JobPermanent
+		case j.State == memento.JobFailed:
+			j.Reason = memento.JobOutOfAttempts
+		case j.State == memento.JobRunning:
+			j.Worker = owner
+		}
 		jobs = append(jobs, j)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
+		return nil, err
 	}
 	return jobs, nil
+}
+
+// RetryJobs makes the selected dead letters (and retrying jobs named by
+// id) available at once, in one transaction, with River's JobRetry: a job
+// keeps its attempts and errors and gets one more attempt if it had used
+// up its own. It returns the retried jobs, oldest first. Errors: EINVALID
+// when r selects nothing or both by id and by state, ENOTFOUND for an
+// unknown id, ECONFLICT for a job that is neither failed nor retrying.
+func (db *DB) RetryJobs(ctx context.Context, r memento.JobRetry) ([]memento.Job, error) {
+	switch {
+	case len(r.IDs) == 0 && !r.Failed:
+		return nil, memento.Errorf(memento.EINVALID, "name the jobs to retry by id, or retry every failed job")
+	case len(r.IDs) > 0 && r.Failed:
+		return nil, memento.Errorf(memento.EINVALID, "retry either jobs named by id or every failed job, not both")
+	case len(r.IDs) > 0 && r.Kind != "":
+		return nil, memento.Errorf(memento.EINVALID, "a kind selects among failed jobs; jobs named by id need none")
+	}
+	var ids []int64
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if r.Failed {
+			ids, err = failedJobIDs(ctx, tx, r.Kind)
+		} else {
+			ids, err = retryableJobIDs(ctx, tx, r.IDs)
+		}
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := db.inserter.JobRetryTx(ctx, tx, id); err != nil {
+				return fmt.Errorf("job %d: %w", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if memento.ErrorCode(err) != memento.EINTERNAL {
+			return nil, err
+		}
+		return nil, fmt.Errorf("retry jobs: %w", err)
+	}
+	if len(ids) == 0 {
+		return []memento.Job{}, nil
+	}
+	idList, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("retry jobs: %w", err)
+	}
+	jobs, err := queryJobs(ctx, db.read, `id IN (SELECT value FROM json_each(?)) ORDER BY id`, string(idList))
+	if err != nil {
+		return nil, fmt.Errorf("retry jobs: read them back: %w", err)
+	}
+	return jobs, nil
+}
+
+// failedJobIDs returns the ids of the dead letters (of kind, unless it is
+// ""), oldest first.
+func failedJobIDs(ctx context.Context, tx *sql.Tx, kind string) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM river_job
+		WHERE state IN ('discarded', 'cancelled') AND (? = '' OR kind = ?) ORDER BY id`, kind, kind)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// retryableJobIDs checks that every job of ids exists and is failed or
+// retrying, and returns them sorted without repeats.
+func retryableJobIDs(ctx context.Context, tx *sql.Tx, ids []int64) ([]int64, error) {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for _, id := range ids {
+		var state string
+		err := tx.QueryRowContext(ctx, `SELECT `+jobStateSQL+` FROM river_job WHERE id = ?`, id).Scan(&state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, memento.Errorf(memento.ENOTFOUND, "job %d not found", id)
+		} else if err != nil {
+			return nil, err
+		}
+		if state != memento.JobFailed && state != memento.JobRetrying {
+			return nil, memento.Errorf(memento.ECONFLICT, "job %d is %s; only failed or retrying jobs can be retried", id, state)
+		}
+	}
+	return ids, nil
 }
 
 // Unfinished counts jobs that have not ended: neither completed nor failed

@@ -4,6 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -447,4 +452,399 @@ func TestQueueStopsWithItsContext(t *testing.T) {
 	t.Cleanup(func() { db.Stop(context.Background()) })
 	enqueue(t, db, memento.Scope{User: "ann"}, "ping")
 	sqlitetest.WaitForJobs(t, db, 5*time.Second)
+}
+
+// testLease is the queue lease of leaseOptions: short, so that a job lost
+// without a lock file is rescued within seconds instead of the default's
+// 18s, yet long enough that a live queue renews it in time on a loaded
+// machine under the race detector.
+const testLease = 3 * time.Second
+
+// leaseOptions are test options with the short testLease and the default
+// poll interval, so that two queues on one file leave the writer free
+// enough for their renewals.
+func leaseOptions() sqlite.Options {
+	opts := sqlitetest.Options()
+	opts.QueueLease = testLease
+	opts.PollInterval = 0
+	return opts
+}
+
+// waitFor polls cond until it holds, failing the test with what after
+// a generous deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// jobsOf returns the jobs of kind, oldest first.
+func jobsOf(t *testing.T, db *sqlite.DB, kind string) []memento.Job {
+	t.Helper()
+	jobs, err := db.Jobs(context.Background(), memento.JobFilter{Kind: kind})
+	if err != nil {
+		t.Fatalf("Jobs: %v", err)
+	}
+	slices.Reverse(jobs)
+	return jobs
+}
+
+// Kinds of the jobs TestQueueKillHelperProcess leaves running when it is
+// killed: three that have attempts left and one on its last attempt.
+const (
+	killedKind     = "blocks"
+	killedLastKind = "blocks-last"
+	killedJobs     = 3
+)
+
+// TestQueueKillHelperProcess is not a test: run by
+// TestQueueRescuesJobsOfDeadProcess in a child process, it starts a queue
+// whose handlers block, enqueues jobs, and acknowledges each job once its
+// handler runs, until it is killed.
+func TestQueueKillHelperProcess(t *testing.T) {
+	// The child's store comes at the path KillChild gave it, opened again
+	// with a short lease.
+	db := sqlitetest.OpenPath(t, sqlitetest.ChildStore(t).Path(), leaseOptions())
+	block := func(ctx context.Context, kind string, payload json.RawMessage) error {
+		var p memento.MessageJob
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return err
+		}
+		sqlitetest.Ack(kind + " " + p.Message)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	db.Handle(killedKind, block, memento.JobOptions{})
+	db.Handle(killedLastKind, block, memento.JobOptions{MaxAttempts: 1})
+	s := memento.Scope{User: "ann"}
+	ctx := context.Background()
+	for i := range killedJobs {
+		if _, err := db.AppendMessages(ctx, s, "t1", []memento.Message{{Role: memento.RoleUser, Text: fmt.Sprintf("message %d", i)}}, messageJobs(killedKind, s)); err != nil {
+			t.Fatalf("AppendMessages: %v", err)
+		}
+	}
+	if _, err := db.AppendMessages(ctx, s, "t2", []memento.Message{{Role: memento.RoleUser, Text: "last"}}, messageJobs(killedLastKind, s)); err != nil {
+		t.Fatalf("AppendMessages: %v", err)
+	}
+	if err := db.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	// Killed while its jobs run; a parent that died first leaves it to
+	// give up on its own.
+	time.Sleep(2 * time.Minute)
+	t.Fatal("the parent did not kill this child")
+}
+
+func TestQueueRescuesJobsOfDeadProcess(t *testing.T) {
+	t.Parallel()
+	// The dead process's lock file tells the next queue at once that it
+	// died; without it (a platform without flock), its lease runs out
+	// within 1.2 leases of the kill (testLease).
+	for _, withLock := range []bool{true, false} {
+		name := map[bool]string{true: "lock", false: "lease only"}[withLock]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "kill.db")
+			sqlitetest.KillChild(t, "TestQueueKillHelperProcess", path, killedJobs+1)
+			locks, err := filepath.Glob(path + "-queue-*.lock")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if runtime.GOOS != "windows" && len(locks) != 1 {
+				t.Fatalf("lock files after the kill = %q, want the dead process's", locks)
+			}
+			if !withLock {
+				for _, l := range locks {
+					if err := os.Remove(l); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+
+			db := sqlitetest.OpenPath(t, path, leaseOptions())
+			for _, kind := range []string{killedKind, killedLastKind} {
+				for _, j := range jobsOf(t, db, kind) {
+					if j.State != memento.JobRunning || j.Worker == "" {
+						t.Fatalf("job after the kill = %+v, want running, held by the dead process", j)
+					}
+				}
+			}
+			var ran atomic.Int32
+			db.Handle(killedKind, func(context.Context, string, json.RawMessage) error {
+				ran.Add(1)
+				return nil
+			}, memento.JobOptions{})
+			startQueue(t, db)
+			sqlitetest.WaitForJobs(t, db, 30*time.Second)
+
+			if got := ran.Load(); got != killedJobs {
+				t.Errorf("rescued jobs ran %d times, want %d", got, killedJobs)
+			}
+			for _, j := range jobsOf(t, db, killedKind) {
+				if j.State != memento.JobCompleted || j.Attempt != 2 || len(j.Errors) != 1 || !strings.Contains(j.Errors[0], "process died") {
+					t.Errorf("rescued job = %+v, want completed at attempt 2 after a \"process died\" error", j)
+				}
+			}
+			last := jobsOf(t, db, killedLastKind)
+			if len(last) != 1 {
+				t.Fatalf("jobs on their last attempt = %+v, want one", last)
+			}
+			if j := last[0]; j.State != memento.JobFailed || j.Reason != memento.JobOutOfAttempts || !strings.Contains(j.LastError, "process died") {
+				t.Errorf("job that died on its last attempt = %+v, want failed, out of attempts, \"process died\"", j)
+			}
+			for _, l := range locks {
+				if _, err := os.Stat(l); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the dead process's lock file %s is still there (%v)", l, err)
+				}
+			}
+		})
+	}
+}
+
+func TestQueueDoesNotStealLiveJobs(t *testing.T) {
+	t.Parallel()
+	// A's process lock says it lives; without its lock file, its renewed
+	// lease does.
+	for _, withLock := range []bool{true, false} {
+		name := map[bool]string{true: "lock", false: "lease only"}[withLock]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testQueueDoesNotStealLiveJobs(t, withLock)
+		})
+	}
+}
+
+func testQueueDoesNotStealLiveJobs(t *testing.T, withLock bool) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a := sqlitetest.OpenPath(t, path, leaseOptions())
+	running, release := make(chan struct{}), make(chan struct{})
+	var ranA, ranB atomic.Int32
+	a.Handle("long", func(ctx context.Context, kind string, payload json.RawMessage) error {
+		ranA.Add(1)
+		close(running)
+		<-release
+		return nil
+	}, memento.JobOptions{})
+	enqueue(t, a, memento.Scope{User: "ann"}, "long")
+	startQueue(t, a)
+	<-running
+	if !withLock {
+		locks, _ := filepath.Glob(path + "-queue-*.lock")
+		for _, l := range locks {
+			if err := os.Remove(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	b := sqlitetest.OpenPath(t, path, leaseOptions())
+	b.Handle("long", func(context.Context, string, json.RawMessage) error {
+		ranB.Add(1)
+		return nil
+	}, memento.JobOptions{})
+	startQueue(t, b)
+	// More than two leases pass while A's job runs: A keeps renewing its
+	// lease, so neither B's queue nor an explicit rescue takes the job.
+	time.Sleep(5 * testLease / 2)
+	n, err := b.RescueJobs(context.Background())
+	if err != nil {
+		t.Fatalf("RescueJobs: %v", err)
+	}
+	if n != 0 {
+		t.Errorf("RescueJobs rescued %d jobs of a live process, want 0", n)
+	}
+	if j := onlyJob(t, b, "long"); j.State != memento.JobRunning || j.Attempt != 1 || len(j.Errors) != 0 {
+		t.Errorf("live job seen from B = %+v, want running at attempt 1, no errors", j)
+	}
+	close(release)
+	sqlitetest.WaitForJobs(t, b, 30*time.Second)
+	if j := onlyJob(t, b, "long"); j.State != memento.JobCompleted || j.Attempt != 1 {
+		t.Errorf("job = %+v, want completed by A at attempt 1", j)
+	}
+	if ranA.Load() != 1 || ranB.Load() != 0 {
+		t.Errorf("A ran the job %d times and B %d; want 1 and 0", ranA.Load(), ranB.Load())
+	}
+}
+
+func TestQueuePermanentErrorsFailAtOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		err       error
+		wantState string
+		wantCalls int32
+	}{
+		{"invalid", fmt.Errorf("extract: %w", memento.Errorf(memento.EINVALID, "concept must be at most 200 bytes")), memento.JobFailed, 1},
+		{"too large", memento.Errorf(memento.ETOOLARGE, "message is over its limit"), memento.JobFailed, 1},
+		{"unavailable", memento.Errorf(memento.EUNAVAILABLE, "model server down"), memento.JobFailed, 3},
+		{"plain", errors.New("disk hiccup"), memento.JobFailed, 3},
+		{"invalid after timeout", fmt.Errorf("%w: %w", memento.Errorf(memento.EINVALID, "x"), context.DeadlineExceeded), memento.JobFailed, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db := sqlitetest.Open(t)
+			var calls atomic.Int32
+			db.Handle("job", func(context.Context, string, json.RawMessage) error {
+				calls.Add(1)
+				return tt.err
+			}, memento.JobOptions{MaxAttempts: 3})
+			enqueue(t, db, memento.Scope{User: "ann"}, "job")
+			startQueue(t, db)
+			sqlitetest.WaitForJobs(t, db, 30*time.Second)
+			if got := calls.Load(); got != tt.wantCalls {
+				t.Errorf("handler ran %d times, want %d", got, tt.wantCalls)
+			}
+			failed, err := db.Jobs(context.Background(), memento.JobFilter{State: memento.JobFailed})
+			if err != nil || len(failed) != 1 {
+				t.Fatalf("failed jobs = %+v, %v; want the job", failed, err)
+			}
+			j := failed[0]
+			wantReason := memento.JobOutOfAttempts
+			if tt.wantCalls == 1 {
+				wantReason = memento.JobPermanent
+			}
+			if j.Reason != wantReason || j.Attempt != int(tt.wantCalls) || j.LastError != tt.err.Error() || len(j.Errors) != int(tt.wantCalls) {
+				t.Errorf("failed job = %+v, want reason %s after %d attempts with error %q", j, wantReason, tt.wantCalls, tt.err)
+			}
+		})
+	}
+}
+
+func TestPermanentJobError(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{memento.Errorf(memento.EINVALID, "bad"), true},
+		{fmt.Errorf("step: %w", memento.Errorf(memento.ETOOLARGE, "big")), true},
+		{memento.Errorf(memento.ENOTFOUND, "gone"), false},
+		{memento.Errorf(memento.EUNAVAILABLE, "down"), false},
+		{errors.New("plain"), false},
+		{memento.WrapError(memento.EINVALID, context.Canceled, "cancelled"), false},
+	}
+	for _, tt := range tests {
+		if got := memento.PermanentJobError(tt.err); got != tt.want {
+			t.Errorf("PermanentJobError(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestRetryJobs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	var fixed atomic.Bool
+	var calls atomic.Int32
+	handler := func(context.Context, string, json.RawMessage) error {
+		calls.Add(1)
+		if !fixed.Load() {
+			return memento.Errorf(memento.EINVALID, "concept must be at most 200 bytes")
+		}
+		return nil
+	}
+	db.Handle("ja", handler, memento.JobOptions{})
+	db.Handle("jb", handler, memento.JobOptions{})
+	db.Handle("ok", func(context.Context, string, json.RawMessage) error { return nil }, memento.JobOptions{})
+	s := memento.Scope{User: "ann"}
+	enqueue(t, db, s, "ja")
+	enqueue(t, db, s, "jb")
+	enqueue(t, db, s, "jb")
+	enqueue(t, db, s, "ok")
+	startQueue(t, db)
+	sqlitetest.WaitForJobs(t, db, 30*time.Second)
+	a, b, ok := onlyJob(t, db, "ja"), jobsOf(t, db, "jb"), onlyJob(t, db, "ok")
+
+	// Refusals change nothing.
+	for _, tt := range []struct {
+		r    memento.JobRetry
+		code string
+	}{
+		{memento.JobRetry{}, memento.EINVALID},
+		{memento.JobRetry{IDs: []int64{a.ID}, Failed: true}, memento.EINVALID},
+		{memento.JobRetry{IDs: []int64{a.ID}, Kind: "ja"}, memento.EINVALID},
+		{memento.JobRetry{IDs: []int64{a.ID, 99999}}, memento.ENOTFOUND},
+		{memento.JobRetry{IDs: []int64{a.ID, ok.ID}}, memento.ECONFLICT},
+	} {
+		_, err := db.RetryJobs(ctx, tt.r)
+		wantCode(t, err, tt.code)
+	}
+	if j := onlyJob(t, db, "ja"); j.State != memento.JobFailed {
+		t.Fatalf("job a after refused retries = %+v, want still failed", j)
+	}
+	if got := calls.Load(); got != 3 {
+		t.Fatalf("handler ran %d times before the fix, want 3 (one attempt each)", got)
+	}
+
+	fixed.Store(true)
+	// By id: one job, named twice.
+	got, err := db.RetryJobs(ctx, memento.JobRetry{IDs: []int64{a.ID, a.ID}})
+	if err != nil {
+		t.Fatalf("RetryJobs(a): %v", err)
+	}
+	if len(got) != 1 || got[0].ID != a.ID || got[0].State == memento.JobFailed {
+		t.Errorf("RetryJobs(a) = %+v, want job a, no longer failed", got)
+	}
+	waitFor(t, "job a completes", func() bool { return onlyJob(t, db, "ja").State == memento.JobCompleted })
+	if j := onlyJob(t, db, "ja"); j.Attempt != 2 || len(j.Errors) != 1 {
+		t.Errorf("retried job a = %+v, want completed at attempt 2, its first error kept", j)
+	}
+	for _, j := range jobsOf(t, db, "jb") {
+		if j.State != memento.JobFailed {
+			t.Errorf("job b %d = %s after retrying a, want failed", j.ID, j.State)
+		}
+	}
+
+	// Every failed job of a kind.
+	got, err = db.RetryJobs(ctx, memento.JobRetry{Failed: true, Kind: "jb"})
+	if err != nil {
+		t.Fatalf("RetryJobs(failed b): %v", err)
+	}
+	if len(got) != 2 || got[0].ID != b[0].ID || got[1].ID != b[1].ID {
+		t.Errorf("RetryJobs(failed b) = %+v, want both b jobs, oldest first", got)
+	}
+	sqlitetest.WaitForJobs(t, db, 30*time.Second)
+	for _, j := range jobsOf(t, db, "jb") {
+		if j.State != memento.JobCompleted || j.Attempt != 2 {
+			t.Errorf("retried job b = %+v, want completed at attempt 2", j)
+		}
+	}
+	// Nothing left to retry.
+	if got, err := db.RetryJobs(ctx, memento.JobRetry{Failed: true}); err != nil || len(got) != 0 {
+		t.Errorf("RetryJobs(failed) with no dead letters = %+v, %v; want none", got, err)
+	}
+}
+
+func TestRetryJobOutOfAttempts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	var fixed atomic.Bool
+	db.Handle("job", func(context.Context, string, json.RawMessage) error {
+		if !fixed.Load() {
+			return errors.New("model server busy")
+		}
+		return nil
+	}, memento.JobOptions{MaxAttempts: 2})
+	enqueue(t, db, memento.Scope{User: "ann"}, "job")
+	startQueue(t, db)
+	sqlitetest.WaitForJobs(t, db, 30*time.Second)
+	j := onlyJob(t, db, "job")
+	if j.State != memento.JobFailed || j.Reason != memento.JobOutOfAttempts || j.Attempt != 2 {
+		t.Fatalf("job = %+v, want failed out of attempts at 2 of 2", j)
+	}
+	fixed.Store(true)
+	if _, err := db.RetryJobs(ctx, memento.JobRetry{Failed: true}); err != nil {
+		t.Fatalf("RetryJobs: %v", err)
+	}
+	sqlitetest.WaitForJobs(t, db, 30*time.Second)
+	if j := onlyJob(t, db, "job"); j.State != memento.JobCompleted || j.Attempt != 3 || j.MaxAttempts != 3 {
+		t.Errorf("retried job = %+v, want completed at attempt 3 of 3 (one more attempt)", j)
+	}
 }

@@ -85,14 +85,13 @@ func (db *DB) readPoolRow(ctx context.Context, query string, args ...any) *sql.R
 	return st.QueryRowContext(ctx, args...)
 }
 
-// readRow runs a one-row read query in tx through a statement prepared
-// once on the read pool.
+// readRow runs a one-row read query in tx through the statement prepared
+// for it on the read pool, or, the first time, unprepared (txStmt).
 func (db *DB) readRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
-	st, err := db.readStmt(ctx, query)
-	if err != nil {
-		return tx.QueryRowContext(ctx, query, args...)
+	if st := db.txStmt(ctx, tx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
 	}
-	return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	return tx.QueryRowContext(ctx, query, args...)
 }
 
 // recallDocMemoryColumns and recallDocMessageColumns read a recall

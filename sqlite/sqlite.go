@@ -42,6 +42,7 @@ const (
 	DefaultMaxAttempts  = 5
 	DefaultJobTimeout   = 30 * time.Second
 	DefaultPollInterval = 50 * time.Millisecond
+	DefaultQueueLease   = 15 * time.Second
 	// DefaultWorkers is more than the CPUs of a small machine: a job of
 	// the memory pipeline spends most of its time waiting, for its commit
 	// (which group commit shares among the runs waiting together) or for
@@ -81,6 +82,11 @@ type Options struct {
 	PollInterval time.Duration
 	// Workers is how many jobs a started queue runs at once. Default 16.
 	Workers int
+	// QueueLease is how long a started queue's heartbeat vouches for the
+	// jobs it runs where it has no process lock (queue_lease.go; on Unix
+	// the lock says at once whether it lives); past it, another queue on
+	// the file rescues them as lost with a process that died. Default 15s.
+	QueueLease time.Duration
 	// CheckpointPages is how many pages of committed writes the
 	// write-ahead log may hold before the background checkpointer copies
 	// them into the database file with a PASSIVE checkpoint, which waits
@@ -127,6 +133,9 @@ func (o Options) withDefaults() Options {
 	if o.Workers == 0 {
 		o.Workers = DefaultWorkers
 	}
+	if o.QueueLease == 0 {
+		o.QueueLease = DefaultQueueLease
+	}
 	if o.CheckpointPages == 0 {
 		o.CheckpointPages = DefaultCheckpointPages
 	}
@@ -162,6 +171,8 @@ func (o Options) Validate() error {
 		return memento.Errorf(memento.EINVALID, "poll interval must not be negative, got %s", o.PollInterval)
 	case o.Workers < 0:
 		return memento.Errorf(memento.EINVALID, "workers must not be negative, got %d", o.Workers)
+	case o.QueueLease < 0:
+		return memento.Errorf(memento.EINVALID, "queue lease must not be negative, got %s", o.QueueLease)
 	case o.CheckpointIdle < 0:
 		return memento.Errorf(memento.EINVALID, "checkpoint idle time must not be negative, got %s", o.CheckpointIdle)
 	}
@@ -199,11 +210,15 @@ type DB struct {
 	mu       sync.Mutex
 	handlers map[string]handler
 	worker   *river.Client[*sql.Tx] // nil unless started
+	proc     *queueProcess          // the started queue's lease; nil unless started
 
 	// readStmts caches statements prepared on the read pool, by SQL text,
 	// for the recall path (memory_recall.go), which would otherwise spend
 	// a fifth of its time parsing.
 	readStmts sync.Map
+	// unprepared notes the queries read transactions ran unprepared, for
+	// readTx to prepare after the transaction (memory_recall.go txStmt).
+	unprepared sync.Map
 }
 
 // Open opens (creating if needed) the store in the SQLite file at path and
@@ -395,8 +410,14 @@ func (db *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin read: %w", err)
 	}
-	defer tx.Rollback()
-	return fn(tx)
+	err = func() error {
+		defer tx.Rollback()
+		return fn(tx)
+	}()
+	// The connection is back in the pool: now statements the transaction
+	// ran unprepared can be prepared without waiting on ourselves.
+	db.prepareNoted(ctx)
+	return err
 }
 
 // now returns the clock's time in UTC.
@@ -420,32 +441,25 @@ func newID(prefix string) string {
 
 // maxIDLen bounds client-supplied ids so that a runaway client cannot fill
 // indexes with megabyte keys.
-const maxIDLen = 256
+const maxIDLen = memento.MaxIDLen
 
-// checkScope validates s and fills in the default tenant.
+// checkScope validates s (memento.CheckID: an id that is not UTF-8, or
+// holds control characters, would be stored and never found again) and
+// fills in the default tenant.
 func checkScope(s memento.Scope) (memento.Scope, error) {
 	if s.Tenant == "" {
 		s.Tenant = memento.DefaultTenant
 	}
-	if s.User == "" {
-		return s, memento.Errorf(memento.EINVALID, "user id is required")
+	if err := memento.CheckID("user id", s.User); err != nil {
+		return s, err
 	}
-	if len(s.User) > maxIDLen {
-		return s, memento.Errorf(memento.EINVALID, "user id must be at most %d bytes", maxIDLen)
-	}
-	if len(s.Tenant) > maxIDLen {
-		return s, memento.Errorf(memento.EINVALID, "tenant id must be at most %d bytes", maxIDLen)
+	if err := memento.CheckID("tenant id", s.Tenant); err != nil {
+		return s, err
 	}
 	return s, nil
 }
 
-// checkThread validates a thread id.
+// checkThread validates a thread id (memento.CheckID).
 func checkThread(thread string) error {
-	if thread == "" {
-		return memento.Errorf(memento.EINVALID, "thread id is required")
-	}
-	if len(thread) > maxIDLen {
-		return memento.Errorf(memento.EINVALID, "thread id must be at most %d bytes", maxIDLen)
-	}
-	return nil
+	return memento.CheckID("thread id", thread)
 }

@@ -55,7 +55,8 @@ func (db *DB) ThreadState(ctx context.Context, s memento.Scope, thread string) (
 // new active context and last shown titles, and the jobs t.JobsFor returns
 // for the newly stored messages. A repeated turn whose messages are all
 // stored already enqueues no jobs. It returns the turn's messages as stored.
-// Errors: EINVALID.
+// With t.CheckSeq it stores nothing unless the thread is still at
+// t.BaseSeq. Errors: EINVALID, ECONFLICT.
 func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, error) {
 	s, err := checkScope(t.Scope)
 	if err != nil {
@@ -87,6 +88,15 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 		}
 		if err := db.ensureThread(ctx, tx, s, t.Thread); err != nil {
 			return err
+		}
+		if t.CheckSeq {
+			var seq int64
+			if err := db.prepared(tx).QueryRowContext(ctx, sqlThreadSeq, s.Tenant, s.User, t.Thread).Scan(&seq); err != nil {
+				return fmt.Errorf("read thread: %w", err)
+			}
+			if seq != t.BaseSeq {
+				return memento.Errorf(memento.ECONFLICT, "thread %q moved on while the turn ran: its newest message is %d, the turn began at %d", t.Thread, seq, t.BaseSeq)
+			}
 		}
 		stored, inserted, err := db.insertMessages(ctx, tx, s, t.Thread, t.Messages)
 		if err != nil {

@@ -53,5 +53,10 @@ func checkContext(ac memento.ActiveContext) error {
 	if ac.Count < 0 || ac.Count > memento.MaxPageSize {
 		return memento.Errorf(memento.EINVALID, "count must be between 1 and %d, got %d", memento.MaxPageSize, ac.Count)
 	}
+	for i, id := range ac.ExcludedTitleIDs {
+		if err := memento.CheckID(fmt.Sprintf("excludedTitleIds[%d]", i), id); err != nil {
+			return err
+		}
+	}
 	return nil
 }

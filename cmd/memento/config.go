@@ -7,10 +7,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/memento-ai/memento"
+	mhttp "github.com/memento-ai/memento/http"
+	"github.com/memento-ai/memento/llm/openai"
 	"github.com/memento-ai/memento/pipeline"
 	"github.com/memento-ai/memento/recall"
 	"github.com/memento-ai/memento/sqlite"
@@ -36,6 +39,7 @@ type Config struct {
 
 	LLM   LLMConfig
 	Embed EmbedConfig
+	HTTP  HTTPConfig
 }
 
 // LLMConfig selects and configures the language-model provider.
@@ -44,6 +48,11 @@ type LLMConfig struct {
 	BaseURL  string
 	APIKey   string
 	Model    string
+	// Concurrency bounds the model requests in flight for turns (chat,
+	// context reads) and JobConcurrency, separately, those of background
+	// jobs, so jobs never take the slots a person waits for.
+	Concurrency    int
+	JobConcurrency int
 }
 
 // EmbedConfig selects and configures the embedder.
@@ -51,6 +60,22 @@ type EmbedConfig struct {
 	Provider string // offline or openai; empty follows the language model's choice
 	Model    string
 	Dim      int
+}
+
+// HTTPConfig is who may call serve's HTTP server and the server's limits
+// (http.Server).
+type HTTPConfig struct {
+	// AllowedOrigins lists, comma-separated, the origins of web pages other
+	// than the server's own that may call the API (they get CORS headers).
+	AllowedOrigins string
+	// AllowedHosts lists, comma-separated, the names requests may carry in
+	// Host besides loopback names and the listen address ("*": any).
+	AllowedHosts      string
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxConns          int
 }
 
 // DefaultConfig returns the zero-configuration settings: an SQLite file in
@@ -64,8 +89,15 @@ func DefaultConfig() Config {
 		Tenant:        memento.DefaultTenant,
 		RecallIndexMB: recall.DefaultIndexBudget >> 20,
 		Workers:       sqlite.DefaultWorkers,
-		LLM:           LLMConfig{Model: "gpt-4o-mini"},
+		LLM:           LLMConfig{Model: "gpt-4o-mini", Concurrency: openai.DefaultConcurrency, JobConcurrency: openai.DefaultJobConcurrency},
 		Embed:         EmbedConfig{Model: "text-embedding-3-small", Dim: 256},
+		HTTP: HTTPConfig{
+			ReadHeaderTimeout: mhttp.DefaultReadHeaderTimeout,
+			ReadTimeout:       mhttp.DefaultReadTimeout,
+			WriteTimeout:      mhttp.DefaultWriteTimeout,
+			IdleTimeout:       mhttp.DefaultIdleTimeout,
+			MaxConns:          mhttp.DefaultMaxConns,
+		},
 	}
 }
 
@@ -74,6 +106,7 @@ type envSetting struct {
 	name string
 	str  *string
 	num  *int
+	dur  *time.Duration
 }
 
 func (c *Config) envSettings() []envSetting {
@@ -90,11 +123,20 @@ func (c *Config) envSettings() []envSetting {
 		{name: "MEMENTO_LLM_BASE_URL", str: &c.LLM.BaseURL},
 		{name: "MEMENTO_LLM_API_KEY", str: &c.LLM.APIKey},
 		{name: "MEMENTO_LLM_MODEL", str: &c.LLM.Model},
+		{name: "MEMENTO_LLM_CONCURRENCY", num: &c.LLM.Concurrency},
+		{name: "MEMENTO_LLM_JOB_CONCURRENCY", num: &c.LLM.JobConcurrency},
 		{name: "MEMENTO_EMBED_PROVIDER", str: &c.Embed.Provider},
 		{name: "MEMENTO_EMBED_MODEL", str: &c.Embed.Model},
 		{name: "MEMENTO_EMBED_DIM", num: &c.Embed.Dim},
 		{name: "MEMENTO_RECALL_INDEX_MB", num: &c.RecallIndexMB},
 		{name: "MEMENTO_WORKERS", num: &c.Workers},
+		{name: "MEMENTO_ALLOWED_ORIGINS", str: &c.HTTP.AllowedOrigins},
+		{name: "MEMENTO_ALLOWED_HOSTS", str: &c.HTTP.AllowedHosts},
+		{name: "MEMENTO_HTTP_READ_HEADER_TIMEOUT", dur: &c.HTTP.ReadHeaderTimeout},
+		{name: "MEMENTO_HTTP_READ_TIMEOUT", dur: &c.HTTP.ReadTimeout},
+		{name: "MEMENTO_HTTP_WRITE_TIMEOUT", dur: &c.HTTP.WriteTimeout},
+		{name: "MEMENTO_HTTP_IDLE_TIMEOUT", dur: &c.HTTP.IdleTimeout},
+		{name: "MEMENTO_HTTP_MAX_CONNS", num: &c.HTTP.MaxConns},
 	}
 }
 
@@ -107,6 +149,14 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 		}
 		if s.str != nil {
 			*s.str = v
+			continue
+		}
+		if s.dur != nil {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return memento.Errorf(memento.EINVALID, "%s must be a duration such as 30s or 2m, got %q", s.name, v)
+			}
+			*s.dur = d
 			continue
 		}
 		n, err := strconv.Atoi(v)
@@ -131,6 +181,8 @@ func (c *Config) AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LLM.Provider, "llm-provider", c.LLM.Provider, "language model: offline or openai; default openai when MEMENTO_LLM_BASE_URL is set (MEMENTO_LLM_PROVIDER)")
 	fs.StringVar(&c.LLM.BaseURL, "llm-base-url", c.LLM.BaseURL, "OpenAI-compatible base URL, such as http://localhost:11434/v1 (MEMENTO_LLM_BASE_URL)")
 	fs.StringVar(&c.LLM.Model, "llm-model", c.LLM.Model, "chat model name (MEMENTO_LLM_MODEL)")
+	fs.IntVar(&c.LLM.Concurrency, "llm-concurrency", c.LLM.Concurrency, "model requests in flight at once for chat turns and context reads (MEMENTO_LLM_CONCURRENCY)")
+	fs.IntVar(&c.LLM.JobConcurrency, "llm-job-concurrency", c.LLM.JobConcurrency, "model requests in flight at once for background jobs, apart from the turns' (MEMENTO_LLM_JOB_CONCURRENCY)")
 	fs.StringVar(&c.Embed.Provider, "embed-provider", c.Embed.Provider, "embedder: offline or openai (MEMENTO_EMBED_PROVIDER)")
 	fs.StringVar(&c.Embed.Model, "embed-model", c.Embed.Model, "embedding model name (MEMENTO_EMBED_MODEL)")
 	fs.IntVar(&c.Embed.Dim, "embed-dim", c.Embed.Dim, "dimension of offline embeddings (MEMENTO_EMBED_DIM)")
@@ -188,6 +240,9 @@ func (c *Config) Validate() error {
 	if err := checkSnapshotURL(c.Snapshot); err != nil {
 		return err
 	}
+	if err := c.HTTP.validate(); err != nil {
+		return err
+	}
 	if _, err := pipeline.LoadSchema(c.Schema); err != nil {
 		return memento.Errorf(memento.EINVALID, "--schema (MEMENTO_SCHEMA): %s", memento.ErrorMessage(err))
 	}
@@ -195,6 +250,12 @@ func (c *Config) Validate() error {
 		if _, err := os.Stat(c.Catalog); err != nil {
 			return memento.Errorf(memento.EINVALID, "--catalog (MEMENTO_CATALOG) %q cannot be read: %v", c.Catalog, err)
 		}
+	}
+	if c.LLM.Concurrency < 1 {
+		return memento.Errorf(memento.EINVALID, "--llm-concurrency (MEMENTO_LLM_CONCURRENCY) must be at least 1, got %d", c.LLM.Concurrency)
+	}
+	if c.LLM.JobConcurrency < 1 {
+		return memento.Errorf(memento.EINVALID, "--llm-job-concurrency (MEMENTO_LLM_JOB_CONCURRENCY) must be at least 1, got %d", c.LLM.JobConcurrency)
 	}
 	switch c.LLM.Provider {
 	case "offline":
@@ -224,6 +285,51 @@ func (c *Config) Validate() error {
 		return memento.Errorf(memento.EINVALID, "--embed-provider (MEMENTO_EMBED_PROVIDER) must be offline or openai, got %q", c.Embed.Provider)
 	}
 	return nil
+}
+
+// validate checks the server's allow-lists and limits.
+func (h HTTPConfig) validate() error {
+	for _, o := range splitList(h.AllowedOrigins) {
+		if _, err := mhttp.NormalizeOrigin(o); err != nil {
+			return memento.Errorf(memento.EINVALID, "--allowed-origins (MEMENTO_ALLOWED_ORIGINS): %s", memento.ErrorMessage(err))
+		}
+	}
+	for _, n := range splitList(h.AllowedHosts) {
+		if err := mhttp.CheckAllowedHost(n); err != nil {
+			return memento.Errorf(memento.EINVALID, "--allowed-hosts (MEMENTO_ALLOWED_HOSTS): %s", memento.ErrorMessage(err))
+		}
+	}
+	for _, d := range []struct {
+		setting string
+		v       time.Duration
+	}{
+		{"--http-read-header-timeout (MEMENTO_HTTP_READ_HEADER_TIMEOUT)", h.ReadHeaderTimeout},
+		{"--http-read-timeout (MEMENTO_HTTP_READ_TIMEOUT)", h.ReadTimeout},
+		{"--http-write-timeout (MEMENTO_HTTP_WRITE_TIMEOUT)", h.WriteTimeout},
+		{"--http-idle-timeout (MEMENTO_HTTP_IDLE_TIMEOUT)", h.IdleTimeout},
+	} {
+		if d.v <= 0 || d.v > time.Hour {
+			return memento.Errorf(memento.EINVALID, "%s must be more than 0 and at most 1h, got %s", d.setting, d.v)
+		}
+	}
+	if h.ReadHeaderTimeout > h.ReadTimeout {
+		return memento.Errorf(memento.EINVALID, "--http-read-header-timeout (MEMENTO_HTTP_READ_HEADER_TIMEOUT) %s must not be above --http-read-timeout (MEMENTO_HTTP_READ_TIMEOUT) %s, which covers the headers too", h.ReadHeaderTimeout, h.ReadTimeout)
+	}
+	if h.MaxConns < 1 || h.MaxConns > 1_000_000 {
+		return memento.Errorf(memento.EINVALID, "--http-max-conns (MEMENTO_HTTP_MAX_CONNS) must be between 1 and 1000000, got %d", h.MaxConns)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated setting, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func checkURL(setting, v string) error {

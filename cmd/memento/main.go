@@ -255,6 +255,7 @@ func (m *Main) commands() *cobra.Command {
 		m.profileCommand(),
 		m.snapshotCommand(),
 		m.ingestCommand(), m.memoriesCommand(), m.recallCommand(),
+		m.tortureCommand(),
 	)
 	return root
 }

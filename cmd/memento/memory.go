@@ -18,6 +18,7 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	mhttp "github.com/memento-ai/memento/http"
+	"github.com/memento-ai/memento/hygiene"
 	"github.com/memento-ai/memento/pipeline"
 	"github.com/memento-ai/memento/recall"
 )
@@ -331,6 +332,12 @@ func readIngestJSONL(stdin io.Reader, name, defaultUser string) ([]ingestBatch, 
 		case strings.TrimSpace(l.Text) == "":
 			return nil, memento.Errorf(memento.EINVALID, "%s:%d: text must not be empty", name, n)
 		}
+		for _, err := range []error{memento.CheckID("user", l.User), memento.CheckID("thread", l.Thread),
+			memento.CheckOptionalID("id", l.ID), memento.CheckTime("at", l.At)} {
+			if err != nil {
+				return nil, memento.Errorf(memento.EINVALID, "%s:%d: %s", name, n, memento.ErrorMessage(err))
+			}
+		}
 		role := memento.Role(l.Role)
 		if role == "" {
 			role = memento.RoleUser
@@ -642,6 +649,14 @@ func (m *Main) memoriesCommand() *cobra.Command {
 				return err
 			}
 			s := app.Scope(user)
+			// The same gate as POST .../import: refused whole, nothing written.
+			findings, err := hygiene.ScreenExport(&doc, nil)
+			if err != nil {
+				return err
+			}
+			if err := hygiene.Refuse("import "+args[0], findings); err != nil {
+				return err
+			}
 			res, err := app.DB.ImportUser(cmd.Context(), s, &doc)
 			if err != nil {
 				return err

@@ -6,13 +6,17 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
+	"github.com/memento-ai/memento/llm/fallback"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/llm/openai"
 	"github.com/memento-ai/memento/prefs"
 )
 
 // Model returns the configured language model, opening it on first use.
-// The offline model reads people's names and genres from the catalog.
+// The offline model reads people's names and genres from the catalog. An
+// OpenAI-compatible model has the offline model as its stand-in for
+// answers that stay unusable after repair (llm/fallback): the turn or the
+// run trace notes each one, and the person still gets an answer.
 func (a *App) Model(ctx context.Context) (memento.LanguageModel, error) {
 	if a.model != nil {
 		return a.model, nil
@@ -20,14 +24,20 @@ func (a *App) Model(ctx context.Context) (memento.LanguageModel, error) {
 	switch a.Config.LLM.Provider {
 	case "openai":
 		opts := []openai.Option{openai.WithRegisterer(a.Registry), openai.WithLogger(a.Logger)}
+		standIn := offline.New(offline.Options{})
 		if cat, err := a.Catalog(ctx); err == nil {
 			opts = append(opts, openai.WithGenres(cat.Genres()))
+			standIn = offline.New(offline.Options{People: cat, Genres: cat.Genres()})
 		}
 		m, err := openai.New(a.openaiConfig(), opts...)
 		if err != nil {
 			return nil, err
 		}
-		a.model = m
+		fb, err := fallback.New(m, standIn, fallback.Options{Logger: a.Logger, Registerer: a.Registry})
+		if err != nil {
+			return nil, err
+		}
+		a.model = fb
 	default:
 		cat, err := a.Catalog(ctx)
 		if err != nil {
@@ -46,7 +56,7 @@ func (a *App) Embedder(ctx context.Context) (memento.Embedder, error) {
 	}
 	switch a.Config.Embed.Provider {
 	case "openai":
-		if m, ok := a.model.(*openai.Model); ok && m.Embedder() != nil {
+		if m := openaiModel(a.model); m != nil && m.Embedder() != nil {
 			a.embedder = m.Embedder()
 			break
 		}
@@ -62,12 +72,24 @@ func (a *App) Embedder(ctx context.Context) (memento.Embedder, error) {
 	return a.embedder, nil
 }
 
+// openaiModel returns the OpenAI-compatible provider behind m, past its
+// fallback wrapper, or nil when m is another provider.
+func openaiModel(m memento.LanguageModel) *openai.Model {
+	if fb, ok := m.(*fallback.Model); ok {
+		m = fb.Primary()
+	}
+	om, _ := m.(*openai.Model)
+	return om
+}
+
 func (a *App) openaiConfig() openai.Config {
 	return openai.Config{
-		BaseURL:    a.Config.LLM.BaseURL,
-		APIKey:     a.Config.LLM.APIKey,
-		Model:      a.Config.LLM.Model,
-		EmbedModel: a.Config.Embed.Model,
+		BaseURL:        a.Config.LLM.BaseURL,
+		APIKey:         a.Config.LLM.APIKey,
+		Model:          a.Config.LLM.Model,
+		EmbedModel:     a.Config.Embed.Model,
+		Concurrency:    a.Config.LLM.Concurrency,
+		JobConcurrency: a.Config.LLM.JobConcurrency,
 	}
 }
 
@@ -153,7 +175,10 @@ func (a *App) StartWorkers(ctx context.Context) error {
 	if err := a.handleRememberJobs(ctx); err != nil {
 		return err
 	}
-	if err := a.DB.Start(context.WithoutCancel(ctx)); err != nil {
+	// Every job's context derives from the queue's, so marking it here
+	// puts all background work on the model's job budget, apart from the
+	// turns' (TestJobsRunInBackground holds the queue to that).
+	if err := a.DB.Start(memento.InBackground(context.WithoutCancel(ctx))); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
 	a.workersStarted = true

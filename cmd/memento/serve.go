@@ -24,6 +24,14 @@ func (m *Main) serveCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&m.Config.Addr, "addr", m.Config.Addr, "address to listen on (MEMENTO_ADDR)")
 	cmd.Flags().StringVar(&m.Config.Snapshot, "snapshot", m.Config.Snapshot, "keep users' snapshots in file:///dir or s3://bucket/prefix, and restore unknown users from it (MEMENTO_SNAPSHOT)")
+	h := &m.Config.HTTP
+	cmd.Flags().StringVar(&h.AllowedOrigins, "allowed-origins", h.AllowedOrigins, "comma-separated origins of other web pages that may call the API, such as https://app.example.com; they get CORS headers (MEMENTO_ALLOWED_ORIGINS)")
+	cmd.Flags().StringVar(&h.AllowedHosts, "allowed-hosts", h.AllowedHosts, "comma-separated names the server answers to besides localhost and its listen address, name or name:port, or * for any; others are refused against DNS rebinding (MEMENTO_ALLOWED_HOSTS)")
+	cmd.Flags().DurationVar(&h.ReadHeaderTimeout, "http-read-header-timeout", h.ReadHeaderTimeout, "time a client has to send a request's headers (MEMENTO_HTTP_READ_HEADER_TIMEOUT)")
+	cmd.Flags().DurationVar(&h.ReadTimeout, "http-read-timeout", h.ReadTimeout, "time a client has to send a whole request, body included (MEMENTO_HTTP_READ_TIMEOUT)")
+	cmd.Flags().DurationVar(&h.WriteTimeout, "http-write-timeout", h.WriteTimeout, "time from the end of a request's headers to the end of its answer; a chat turn must fit (MEMENTO_HTTP_WRITE_TIMEOUT)")
+	cmd.Flags().DurationVar(&h.IdleTimeout, "http-idle-timeout", h.IdleTimeout, "time a keep-alive connection may wait for its next request (MEMENTO_HTTP_IDLE_TIMEOUT)")
+	cmd.Flags().IntVar(&h.MaxConns, "http-max-conns", h.MaxConns, "connections open at once; more wait in the kernel's backlog (MEMENTO_HTTP_MAX_CONNS)")
 	return cmd
 }
 
@@ -68,6 +76,13 @@ func (m *Main) serve(ctx context.Context) error {
 			mhttp.RegisterUI(mhttp.UI{Threads: app.DB, Messages: app.DB, Events: app.DB, Jobs: app.DB}),
 			mhttp.RegisterMemory(app.memoryRoutes(ctx)),
 		},
+		AllowedOrigins:    splitList(m.Config.HTTP.AllowedOrigins),
+		AllowedHosts:      splitList(m.Config.HTTP.AllowedHosts),
+		ReadHeaderTimeout: m.Config.HTTP.ReadHeaderTimeout,
+		ReadTimeout:       m.Config.HTTP.ReadTimeout,
+		WriteTimeout:      m.Config.HTTP.WriteTimeout,
+		IdleTimeout:       m.Config.HTTP.IdleTimeout,
+		MaxConns:          m.Config.HTTP.MaxConns,
 	}
 	if err := srv.Open(); err != nil {
 		return err

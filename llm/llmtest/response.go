@@ -8,7 +8,7 @@ import (
 
 // Response is one scripted answer. Build them with Chat, ChatJSON,
 // Completion, Error, RateLimited, Raw or Embeddings, and adjust them with
-// WithDelay and WithHeader.
+// WithDelay, WithHold and WithHeader.
 type Response struct {
 	// Status is the HTTP status; 0 means 200.
 	Status int
@@ -19,6 +19,10 @@ type Response struct {
 	// Delay holds the answer back, as a slow model would. It ends early
 	// when the client goes away, so a client timeout is seen as such.
 	Delay time.Duration
+	// Hold, when not nil, holds the answer back until it is closed (or
+	// the client goes away): a slow model whose pace the test sets with a
+	// channel instead of a clock.
+	Hold <-chan struct{}
 
 	// build makes the body from the request, so that, for example, a
 	// completion names the model that was asked for.
@@ -28,6 +32,12 @@ type Response struct {
 // WithDelay returns r answered after d.
 func (r Response) WithDelay(d time.Duration) Response {
 	r.Delay = d
+	return r
+}
+
+// WithHold returns r answered once release is closed.
+func (r Response) WithHold(release <-chan struct{}) Response {
+	r.Hold = release
 	return r
 }
 

@@ -33,6 +33,8 @@ type Server struct {
 	mu          sync.Mutex
 	paths       map[string][]Response
 	tasks       map[string][]Response
+	defaults    map[string]Response
+	onRequest   func(Request)
 	requests    []Request
 	autoDim     int
 	inFlight    int
@@ -42,7 +44,7 @@ type Server struct {
 // New starts a server and stops it when the test ends.
 func New(tb testing.TB) *Server {
 	tb.Helper()
-	s := &Server{paths: map[string][]Response{}, tasks: map[string][]Response{}}
+	s := &Server{paths: map[string][]Response{}, tasks: map[string][]Response{}, defaults: map[string]Response{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL + "/v1"
 	tb.Cleanup(s.Close)
@@ -68,6 +70,26 @@ func (s *Server) EnqueueTask(task string, rs ...Response) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tasks[task] = append(s.tasks[task], rs...)
+}
+
+// Default makes r the answer to every request of a chat task that the
+// task's queue does not cover, before the endpoint's queue is tried: a
+// server that always answers one task the same way, well or badly, however
+// often it is asked.
+func (s *Server) Default(task string, r Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.defaults[task] = r
+}
+
+// OnRequest makes the server call fn with every request as it arrives,
+// before the answer (and its delay or hold), so a test can wait on a
+// channel until a request is in flight. fn runs on the server's goroutine
+// and must not block for long.
+func (s *Server) OnRequest(fn func(Request)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onRequest = fn
 }
 
 // AutoEmbed makes the server answer embedding requests that no script
@@ -192,7 +214,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.maxInFlight = max(s.maxInFlight, s.inFlight)
 	resp, ok := s.pop(req)
 	autoDim := s.autoDim
+	onRequest := s.onRequest
 	s.mu.Unlock()
+	if onRequest != nil {
+		onRequest(req)
+	}
 	defer func() {
 		s.mu.Lock()
 		s.inFlight--
@@ -220,6 +246,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if resp.Hold != nil {
+		select {
+		case <-resp.Hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	resp.write(w, req)
 }
 
@@ -229,6 +262,9 @@ func (s *Server) pop(req Request) (Response, bool) {
 		if q := s.tasks[req.Task]; len(q) > 0 {
 			s.tasks[req.Task] = q[1:]
 			return q[0], true
+		}
+		if r, ok := s.defaults[req.Task]; ok {
+			return r, true
 		}
 	}
 	if q := s.paths[req.Path]; len(q) > 0 {

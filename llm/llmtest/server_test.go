@@ -142,3 +142,46 @@ func TestEmbeddings(t *testing.T) {
 		t.Error("auto embeddings of different texts are equal")
 	}
 }
+
+func TestDefault(t *testing.T) {
+	s := llmtest.New(t)
+	s.Default("summarise", llmtest.Chat("always"))
+	s.EnqueueTask("summarise", llmtest.Chat("queued"))
+	s.Enqueue(llmtest.ChatPath, llmtest.Chat("path"))
+
+	var got []string
+	for _, task := range []string{"summarise", "summarise", "summarise", "extract_facts"} {
+		_, _, body := post(t, s.URL+llmtest.ChatPath, chatBody(task))
+		got = append(got, content(t, body))
+	}
+	want := []string{"m:queued", "m:always", "m:always", "m:path"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("answers mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestHoldAndOnRequest(t *testing.T) {
+	s := llmtest.New(t)
+	arrived := make(chan llmtest.Request, 1)
+	s.OnRequest(func(r llmtest.Request) { arrived <- r })
+	release := make(chan struct{})
+	s.Enqueue(llmtest.ChatPath, llmtest.Chat("held").WithHold(release))
+
+	answered := make(chan string, 1)
+	go func() {
+		_, _, body := post(t, s.URL+llmtest.ChatPath, chatBody("summarise"))
+		answered <- content(t, body)
+	}()
+	if r := <-arrived; r.Task != "summarise" {
+		t.Errorf("arrived task = %q, want summarise", r.Task)
+	}
+	select {
+	case got := <-answered:
+		t.Fatalf("answered %q before the hold was released", got)
+	default:
+	}
+	close(release)
+	if got := <-answered; got != "m:held" {
+		t.Errorf("answer = %q, want m:held", got)
+	}
+}

@@ -35,7 +35,11 @@ const (
 type caller struct {
 	cfg    Config
 	client oai.Client
+	// sem bounds the requests of turns and jobSem those of background
+	// work (memento.IsBackground): two budgets, so jobs never take every
+	// slot a person's turn needs.
 	sem    chan struct{}
+	jobSem chan struct{}
 	acct   *accounting
 	sleep  func(ctx context.Context, d time.Duration) error
 	jitter func(time.Duration) time.Duration
@@ -66,6 +70,7 @@ func newCaller(cfg Config, o options) (*caller, error) {
 		cfg:    cfg,
 		client: oai.NewClient(opts...),
 		sem:    make(chan struct{}, cfg.Concurrency),
+		jobSem: make(chan struct{}, cfg.JobConcurrency),
 		acct:   acct,
 		sleep:  o.sleep,
 		jitter: o.jitter,
@@ -124,8 +129,8 @@ func (c *capture) middleware(req *http.Request, next option.MiddlewareNext) (*ht
 
 // send runs one request through attempt, which must pass the given options
 // to the SDK call. Transient failures are retried up to Config.MaxRetries
-// times. The error is a *memento.Error (EUNAVAILABLE or EINTERNAL) wrapping
-// the last *requestError.
+// times. The error is a *memento.Error (EUNAVAILABLE or EUPSTREAM, see
+// appError) wrapping the last *requestError.
 func (c *caller) send(ctx context.Context, task Task, attempt func(ctx context.Context, opts ...option.RequestOption) error) error {
 	for n := 0; ; n++ {
 		rerr, err := c.once(ctx, task, attempt)
@@ -161,12 +166,13 @@ func (c *caller) send(ctx context.Context, task Task, attempt func(ctx context.C
 // once makes one attempt. It returns a *requestError for a failed request
 // and an error only when ctx ended.
 func (c *caller) once(ctx context.Context, task Task, attempt func(ctx context.Context, opts ...option.RequestOption) error) (*requestError, error) {
+	sem := c.budget(ctx)
 	select {
-	case c.sem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, canceled(task, ctx.Err())
 	}
-	defer func() { <-c.sem }()
+	defer func() { <-sem }()
 
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
@@ -199,7 +205,22 @@ func (c *caller) once(ctx context.Context, task Task, attempt func(ctx context.C
 	return rerr, nil
 }
 
+// budget returns the semaphore a request made with ctx takes a slot of.
+func (c *caller) budget(ctx context.Context) chan struct{} {
+	if memento.IsBackground(ctx) {
+		return c.jobSem
+	}
+	return c.sem
+}
+
 // appError turns a failed request into the application error callers see.
+// EUNAVAILABLE says the service cannot be used now, which waiting or
+// configuration fixes: no answer (refused, reset, timed out), rate
+// limits, server failures (5xx) after the retries, a refused key, a
+// missing model. EUPSTREAM says the server answered and refused this very
+// request (another 4xx, such as a prompt over the context length): the
+// model's fault as far as the caller can tell, and never EINTERNAL, which
+// would make it look like Memento's own.
 func (c *caller) appError(task Task, e *requestError) error {
 	var app *memento.Error
 	switch {
@@ -214,7 +235,7 @@ func (c *caller) appError(task Task, e *requestError) error {
 	case e.retryable():
 		app = memento.WrapError(memento.EUNAVAILABLE, e, "The language model server failed.")
 	default:
-		app = memento.WrapError(memento.EINTERNAL, e, "The language model server rejected a request.")
+		app = memento.WrapError(memento.EUPSTREAM, e, "The language model server rejected a request.")
 	}
 	return fmt.Errorf("openai %s: %w", task, app)
 }

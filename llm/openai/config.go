@@ -12,6 +12,12 @@ const (
 	DefaultTimeout     = 60 * time.Second
 	DefaultMaxRetries  = 4
 	DefaultConcurrency = 4
+	// DefaultJobConcurrency keeps the jobs' share what the one shared
+	// limit gave them before the turns had their own, so jobs (whose
+	// timeouts count the wait for a slot) run no slower. A local server
+	// that serves one request at a time queues a turn's request behind the
+	// jobs' in flight, so lowering it there shortens a chat's wait.
+	DefaultJobConcurrency = 4
 )
 
 // Structured-output modes, the values of Config.StructuredOutput.
@@ -48,9 +54,15 @@ type Config struct {
 	// a server error or a network failure; 0 means DefaultMaxRetries and a
 	// negative value disables retries.
 	MaxRetries int
-	// Concurrency bounds the requests in flight at once; 0 means
-	// DefaultConcurrency.
+	// Concurrency bounds the requests in flight at once for the work
+	// someone waits for (a chat turn, a context read); 0 means
+	// DefaultConcurrency (MEMENTO_LLM_CONCURRENCY).
 	Concurrency int
+	// JobConcurrency bounds, separately, the requests in flight for
+	// background work, whose context memento.InBackground marks (the
+	// queue's jobs), so a backlog of jobs never holds a turn's requests
+	// back; 0 means DefaultJobConcurrency (MEMENTO_LLM_JOB_CONCURRENCY).
+	JobConcurrency int
 	// EmbedDim is the embedding model's dimension when known in advance;
 	// 0 learns it from the first response.
 	EmbedDim int
@@ -79,6 +91,9 @@ func (c Config) Validate() error {
 	if c.Concurrency < 0 {
 		return memento.Errorf(memento.EINVALID, "LLM concurrency must not be negative, got %d", c.Concurrency)
 	}
+	if c.JobConcurrency < 0 {
+		return memento.Errorf(memento.EINVALID, "LLM job concurrency must not be negative, got %d", c.JobConcurrency)
+	}
 	if c.EmbedDim < 0 {
 		return memento.Errorf(memento.EINVALID, "embedding dimension must not be negative, got %d", c.EmbedDim)
 	}
@@ -104,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
+	}
+	if c.JobConcurrency == 0 {
+		c.JobConcurrency = DefaultJobConcurrency
 	}
 	if c.StructuredOutput == "" {
 		c.StructuredOutput = StructuredAuto

@@ -12,8 +12,8 @@
 //	MEMENTO_LLM_MODEL     the chat model used for every task
 //	MEMENTO_EMBED_MODEL   the embedding model; empty means no embedder
 //
-// Timeout, MaxRetries, Concurrency, EmbedDim and StructuredOutput have
-// defaults (60s, 4, 4, learned, auto). New builds a Model, NewEmbedder a
+// Timeout, MaxRetries, Concurrency, JobConcurrency, EmbedDim and
+// StructuredOutput have defaults (60s, 4, 4, 4, learned, auto). New builds a Model, NewEmbedder a
 // stand-alone Embedder; Model.Embedder returns the one a Model builds when
 // EmbedModel is set. Model.Check is `memento llm check`. Options add a
 // Prometheus registerer, a logger, and the catalog's genre vocabulary
@@ -30,27 +30,32 @@
 // prompt instead (StructuredOutput "auto"; "json_schema" and "json_object"
 // fix the mode).
 //
-// Every HTTP request waits for a slot of the concurrency limit, is bounded
+// Every HTTP request waits for a slot of its concurrency budget (the job
+// budget when memento.IsBackground says its context is a job's, the
+// turns' otherwise, so a backlog of jobs never holds a chat back), is bounded
 // by Timeout, and is retried on 429, 5xx, 408 and network failures, up to
 // MaxRetries times, with exponential backoff and full jitter, or after the
 // server's Retry-After (seconds, HTTP date, or Retry-After-Ms). The SDK's
 // own retries are off so that these are counted and testable.
 //
-// The reply is parsed tolerantly: reasoning in <think> tags, code fences
-// and prose around the first JSON object are skipped. The object is
+// The reply is parsed tolerantly: reasoning in <think> tags (also when the
+// server's template ate the opening tag), code fences (whose object wins
+// over one in the prose around them) and prose around the first JSON
+// object are skipped. The object is
 // validated against the schema (types, required fields, enums, bounds;
 // unknown fields are dropped and enum values matched ignoring case) and
 // against the task's own rules (a rejection needs a reason, a summary has a
 // length, each fact gets one attribute). When that fails, one repair
 // request shows the model its reply and the problem. A second failure is an
-// *OutputError naming the task, with code EINTERNAL, or EUNAVAILABLE when
-// the model returned nothing or was cut off; a few soft rules (summary
+// *OutputError naming the task, with code EUPSTREAM (llm/fallback answers
+// those with the offline model); a few soft rules (summary
 // length, a reviewer's missing reason, an attribute assigned twice) are
 // fixed in code instead of failing the call.
 //
 // Server failures are *memento.Error values: EUNAVAILABLE when the server
 // cannot be reached, times out, rate limits, fails, refuses the key or
-// lacks the model; EINTERNAL when it rejects the request itself.
+// lacks the model; EUPSTREAM when it rejects the request itself. No
+// failure of the server is EINTERNAL, so an API never answers 500 for it.
 //
 // # Accounting
 //

@@ -67,7 +67,7 @@ func (e *Embedder) Usage() map[Task]TaskUsage { return e.c.acct.snapshot() }
 
 // Embed returns one L2-normalised vector per text, in order. Empty texts,
 // which OpenAI refuses, are sent as a single space. Errors: EUNAVAILABLE
-// when the server fails, EINTERNAL when it answers with the wrong number
+// when the server fails, EUPSTREAM when it answers with the wrong number
 // of vectors or a dimension other than the configured one.
 func (e *Embedder) Embed(ctx context.Context, texts []string) (_ [][]float32, err error) {
 	out := make([][]float32, len(texts))
@@ -156,13 +156,13 @@ func (e *Embedder) learnDim(n int) error {
 		return nil
 	}
 	if want := e.dim.Load(); int64(n) != want {
-		return memento.Errorf(memento.EINTERNAL, "The embedding model %s returned %d dimensions, expected %d; set the embedding dimension to match the model.", e.cfg.EmbedModel, n, want)
+		return memento.Errorf(memento.EUPSTREAM, "The embedding model %s returned %d dimensions, expected %d; set the embedding dimension to match the model.", e.cfg.EmbedModel, n, want)
 	}
 	return nil
 }
 
 func (e *Embedder) badResponse(format string, args ...any) error {
-	return fmt.Errorf("openai embed: %w", memento.WrapError(memento.EINTERNAL, fmt.Errorf(format, args...),
+	return fmt.Errorf("openai embed: %w", memento.WrapError(memento.EUPSTREAM, fmt.Errorf(format, args...),
 		"The embedding server at %s gave a malformed answer.", hostOf(e.cfg.BaseURL)))
 }
 

@@ -116,9 +116,9 @@ func TestEmbedErrors(t *testing.T) {
 		resp llmtest.Response
 		code string
 	}{
-		{"wrong dimension", 3, llmtest.Embeddings([]float32{1, 0}), memento.EINTERNAL},
-		{"mixed dimensions", 0, llmtest.Embeddings([]float32{1, 0}, []float32{1, 0, 0}), memento.EINTERNAL},
-		{"missing vector", 0, llmtest.Embeddings([]float32{1, 0}), memento.EINTERNAL},
+		{"wrong dimension", 3, llmtest.Embeddings([]float32{1, 0}), memento.EUPSTREAM},
+		{"mixed dimensions", 0, llmtest.Embeddings([]float32{1, 0}, []float32{1, 0, 0}), memento.EUPSTREAM},
+		{"missing vector", 0, llmtest.Embeddings([]float32{1, 0}), memento.EUPSTREAM},
 		{"server down", 0, llmtest.Error(401, "no key"), memento.EUNAVAILABLE},
 	}
 	for _, tt := range tests {

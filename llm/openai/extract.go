@@ -16,19 +16,64 @@ var errEmptyReply = errors.New("the reply is empty")
 // print before their answer; it may hold braces of its own.
 var thinking = regexp.MustCompile(`(?s)<(think|thinking)>.*?</(think|thinking)>`)
 
-// extractObject returns the first well-formed JSON object in a model's
-// reply. Models that only promise JSON wrap it in code fences, put a
-// sentence before or after it, or think aloud first; all of that is skipped.
-// The error says what was wrong, for the repair request.
+// fence matches a Markdown code fence and its content, with or without a
+// language tag (```json), closed or not (a reply cut off inside it).
+var fence = regexp.MustCompile("(?s)```[A-Za-z0-9_-]*[ \t]*\n?(.*?)(?:```|$)")
+
+// extractObject returns the JSON object of a model's reply. Models that
+// only promise JSON wrap it in code fences, put a sentence before or after
+// it, or think aloud first; all of that is skipped. The error says what was
+// wrong, for the repair request.
 func extractObject(reply string) ([]byte, error) {
-	s := reply
-	if strings.Contains(s, "<think") {
-		s = thinking.ReplaceAllString(s, "")
+	s, err := stripThinking(reply)
+	if err != nil {
+		return nil, err
 	}
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, errEmptyReply
 	}
+	// A fenced block is what the model calls its answer: an object there
+	// wins over one in the prose around it (an example, a template).
+	if strings.Contains(s, "```") {
+		for _, m := range fence.FindAllStringSubmatch(s, -1) {
+			if obj, err := firstObject(m[1]); err == nil {
+				return obj, nil
+			}
+		}
+	}
+	return firstObject(s)
+}
+
+// stripThinking removes a reasoning model's thoughts from its reply: each
+// closed <think>…</think> block; everything up to a </think> whose opening
+// tag the server's chat template already swallowed (the reply then starts
+// inside the thoughts); and an opening tag never closed, with all after
+// it, which is thinking cut off before any answer.
+func stripThinking(reply string) (string, error) {
+	s := reply
+	if !strings.Contains(s, "think") {
+		return s, nil
+	}
+	s = thinking.ReplaceAllString(s, "")
+	for _, end := range []string{"</think>", "</thinking>"} {
+		if i := strings.Index(s, end); i >= 0 {
+			s = s[i+len(end):]
+		}
+	}
+	for _, open := range []string{"<think>", "<thinking>"} {
+		if i := strings.Index(s, open); i >= 0 {
+			s = s[:i]
+			if strings.TrimSpace(s) == "" {
+				return "", errors.New("the reply is reasoning that never ended (<think> without </think>) and holds no answer")
+			}
+		}
+	}
+	return s, nil
+}
+
+// firstObject returns the first well-formed JSON object in s.
+func firstObject(s string) ([]byte, error) {
 	var firstErr error
 	for i := 0; i < len(s); {
 		j := strings.IndexByte(s[i:], '{')

@@ -248,8 +248,7 @@ func run[T any](ctx context.Context, m *Model, task Task, data any, schema *json
 		return out, comp, nil
 	}
 	if problem != nil {
-		unavailable := errors.Is(problem, errEmptyReply) || comp.finish == "length"
-		return nil, nil, newOutputError(task, comp.content, problem, unavailable)
+		return nil, nil, newOutputError(task, comp.content, problem)
 	}
 	return out, comp, nil
 }
@@ -317,7 +316,8 @@ type CheckResult struct {
 // Check sends a tiny request, and one embedding when an embedder is
 // configured, and reports what it learned. In auto mode it also settles
 // whether the server supports json_schema. Errors: EUNAVAILABLE when the
-// server cannot be used, EINTERNAL when it rejects the request.
+// server cannot be reached, EUPSTREAM when it rejects the request or its
+// answer is unusable.
 func (m *Model) Check(ctx context.Context) (*CheckResult, error) {
 	start := m.c.clock.Now()
 	_, comp, err := run(ctx, m, TaskCheck, nil, checkSchema(), func(v *checkOutput) error {

@@ -92,12 +92,12 @@ func TestOutputErrorAfterRepair(t *testing.T) {
 		{"schema-invalid twice", []llmtest.Response{
 			llmtest.ChatJSON(map[string]any{"facts": []any{map[string]any{"text": 3}}}),
 			llmtest.ChatJSON(map[string]any{"facts": []any{map[string]any{"text": true}}}),
-		}, memento.EINTERNAL},
-		{"empty twice", []llmtest.Response{llmtest.Chat(""), llmtest.Chat("  ")}, memento.EUNAVAILABLE},
+		}, memento.EUPSTREAM},
+		{"empty twice", []llmtest.Response{llmtest.Chat(""), llmtest.Chat("  ")}, memento.EUPSTREAM},
 		{"cut off", []llmtest.Response{
 			llmtest.Completion{Content: `{"facts": [`, FinishReason: "length"}.Response(),
 			llmtest.Completion{Content: `{"facts": [{"te`, FinishReason: "length"}.Response(),
-		}, memento.EUNAVAILABLE},
+		}, memento.EUPSTREAM},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestNotRetried(t *testing.T) {
 		resp     llmtest.Response
 		wantCode string
 	}{
-		{"400", llmtest.Error(400, "context length exceeded"), memento.EINTERNAL},
+		{"400", llmtest.Error(400, "context length exceeded"), memento.EUPSTREAM},
 		{"401", llmtest.Error(401, "bad key"), memento.EUNAVAILABLE},
 		{"404", llmtest.Error(404, "model not found"), memento.EUNAVAILABLE},
 		{"429 asks for an hour", llmtest.RateLimited("3600"), memento.EUNAVAILABLE},
@@ -296,8 +296,8 @@ func TestJSONObjectFallback(t *testing.T) {
 	t.Run("json_schema forced", func(t *testing.T) {
 		f := newFixture(t, func(c *openai.Config) { c.StructuredOutput = openai.StructuredJSONSchema })
 		f.srv.Enqueue(llmtest.ChatPath, tests[0].refuse)
-		if _, err := extract(f.model); memento.ErrorCode(err) != memento.EINTERNAL {
-			t.Errorf("error = %v, want EINTERNAL", err)
+		if _, err := extract(f.model); memento.ErrorCode(err) != memento.EUPSTREAM {
+			t.Errorf("error = %v, want EUPSTREAM", err)
 		}
 	})
 	t.Run("json_object configured", func(t *testing.T) {

@@ -30,7 +30,7 @@ const noReason = "The reviewer rejected this without saying why; check every ite
 // context. Empty genre and people lists mean "not mentioned", as models
 // write [] for null; reversed year bounds are swapped; with WithGenres, a
 // genre outside the vocabulary costs one repair request and is then dropped. Errors:
-// EUNAVAILABLE when the server fails, EINTERNAL (an *OutputError) when its
+// EUNAVAILABLE when the server fails, EUPSTREAM (an *OutputError) when its
 // output stays unusable.
 func (m *Model) UnderstandRequest(ctx context.Context, in memento.UnderstandInput) (*memento.Understanding, error) {
 	in.Context.Normalize()

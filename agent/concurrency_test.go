@@ -1,0 +1,102 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/agent"
+	"github.com/memento-ai/memento/sqlite"
+	"github.com/memento-ai/memento/sqlite/sqlitetest"
+)
+
+// concurrentTurns sends one turn per message at once, spread over the
+// agents round robin, all on one thread, and checks that every message
+// landed once, each followed by its answer, and that the thread's active
+// context is the one the last stored turn computed.
+func concurrentTurns(t *testing.T, db *sqlite.DB, agents []*agent.Agent, n int) {
+	t.Helper()
+	ctx := context.Background()
+	msgs := make([]string, n)
+	for i := range msgs {
+		msgs[i] = fmt.Sprintf("Discover exactly 3 comedy movies from %d onward.", 2000+i)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i, m := range msgs {
+		wg.Go(func() {
+			a := agents[i%len(agents)]
+			if _, err := a.Turn(ctx, tenant, agent.Request{User: "u1", Thread: "t1", Message: m}); err != nil {
+				errs <- fmt.Errorf("turn %d: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	s := memento.Scope{Tenant: tenant, User: "u1"}
+	stored, err := db.Messages(ctx, s, "t1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 2*n {
+		t.Fatalf("thread holds %d messages, want %d (%d turns)", len(stored), 2*n, n)
+	}
+	seen := map[string]int{}
+	for i, m := range stored {
+		if m.Seq != int64(i+1) {
+			t.Errorf("message %d has seq %d", i, m.Seq)
+		}
+		want := memento.RoleUser
+		if i%2 == 1 {
+			want = memento.RoleAssistant
+		}
+		if m.Role != want {
+			t.Errorf("message %d (%q) is %s, want %s: answers must follow their messages", i, m.Text, m.Role, want)
+		}
+		if m.Role == memento.RoleUser {
+			seen[m.Text]++
+		}
+	}
+	for _, m := range msgs {
+		if seen[m] != 1 {
+			t.Errorf("%q stored %d times, want once", m, seen[m])
+		}
+	}
+	state, err := db.ThreadState(ctx, s, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := stored[len(stored)-2].Text
+	var year int
+	if _, err := fmt.Sscanf(last, "Discover exactly 3 comedy movies from %d onward.", &year); err != nil {
+		t.Fatalf("last user message %q: %v", last, err)
+	}
+	if state.Context.MinYear == nil || *state.Context.MinYear != year {
+		t.Errorf("active context minYear = %v, want %d from the last stored turn %q", state.Context.MinYear, year, last)
+	}
+	if state.LastSeq != int64(2*n) {
+		t.Errorf("thread's last seq = %d, want %d", state.LastSeq, 2*n)
+	}
+}
+
+// TestConcurrentTurnsOnOneThread: 16 turns at once on one thread of one
+// agent all land, in order, none lost as a duplicate id.
+func TestConcurrentTurnsOnOneThread(t *testing.T) {
+	cat := testCatalog()
+	db := sqlitetest.Open(t)
+	concurrentTurns(t, db, []*agent.Agent{newAgent(t, db, cat, cat)}, 16)
+}
+
+// TestConcurrentTurnsAcrossAgents: two agents on one store stand for two
+// processes, which do not share the per-thread lock; the store's version
+// check makes the loser of each race compute its turn again.
+func TestConcurrentTurnsAcrossAgents(t *testing.T) {
+	cat := testCatalog()
+	db := sqlitetest.Open(t)
+	concurrentTurns(t, db, []*agent.Agent{newAgent(t, db, cat, cat), newAgent(t, db, cat, cat)}, 8)
+}

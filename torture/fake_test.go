@@ -1,0 +1,177 @@
+package torture
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeStore is the durable state of a fake server: it outlives the
+// servers a fakeLauncher starts on it, as a store file outlives a killed
+// process.
+type fakeStore struct {
+	mu       sync.Mutex
+	threads  map[string][]Message // "user/thread" -> messages
+	memories map[string][]Memory  // user -> memories
+	jobs     int                  // unfinished jobs
+}
+
+// fakeLauncher starts in-process fake servers that speak the routes the
+// torture tests use. Its faults make the fake misbehave on purpose, so a
+// test can check that the torture test notices.
+type fakeLauncher struct {
+	tb     testing.TB
+	mu     sync.Mutex
+	stores map[string]*fakeStore
+	starts int
+	// loseOnRestart drops the oldest message of every thread when a
+	// server starts on a store that held one already (the oldest: it was
+	// acknowledged for sure, as each client waits for every answer).
+	loseOnRestart bool
+	// duplicateMemory stores every memory twice.
+	duplicateMemory bool
+	// firstTurnOnly answers every chat but stores only the first turn of
+	// a thread, as the lost-writes bug of concurrent turns did.
+	firstTurnOnly bool
+	// failStatus, when set, is what every chat answers, but for the
+	// seeding's.
+	failStatus int
+}
+
+func newFakeLauncher(tb testing.TB) *fakeLauncher {
+	return &fakeLauncher{tb: tb, stores: map[string]*fakeStore{}}
+}
+
+func (l *fakeLauncher) Start(ctx context.Context, db string, args ...string) (Server, error) {
+	l.mu.Lock()
+	st := l.stores[db]
+	restart := st != nil
+	if st == nil {
+		st = &fakeStore{threads: map[string][]Message{}, memories: map[string][]Memory{}}
+		l.stores[db] = st
+	}
+	l.starts++
+	l.mu.Unlock()
+	if restart && l.loseOnRestart {
+		st.mu.Lock()
+		for k, msgs := range st.threads {
+			if len(msgs) > 1 {
+				st.threads[k] = msgs[1:]
+			}
+		}
+		st.mu.Unlock()
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	fs := &fakeServer{l: l, st: st, ln: ln}
+	fs.srv = &http.Server{Handler: fs.routes()}
+	go fs.srv.Serve(ln)
+	return fs, nil
+}
+
+func (l *fakeLauncher) JobStates(ctx context.Context, db string) (map[string]int, error) {
+	return map[string]int{"completed": 1}, nil
+}
+
+type fakeServer struct {
+	l   *fakeLauncher
+	st  *fakeStore
+	ln  net.Listener
+	srv *http.Server
+}
+
+func (s *fakeServer) URL() string                { return "http://" + s.ln.Addr().String() }
+func (s *fakeServer) PID() int                   { return 0 }
+func (s *fakeServer) Kill() error                { return s.srv.Close() }
+func (s *fakeServer) Stop(context.Context) error { return s.srv.Close() }
+func (s *fakeServer) Exited() (bool, string)     { return false, "" }
+func (s *fakeServer) Log() string                { return "" }
+
+func (s *fakeServer) routes() http.Handler {
+	mux := http.NewServeMux()
+	reply := func(w http.ResponseWriter, code int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(v)
+	}
+	remember := func(user, id, text string) {
+		// The "memory" of a message is its first three words.
+		value := strings.Join(strings.Fields(text)[:min(3, len(strings.Fields(text)))], " ")
+		m := Memory{ID: fmt.Sprintf("mem-%s-%d", id, len(s.st.memories[user])), Kind: "attribute", Attribute: "LIKES", Value: value, Sources: []string{id}}
+		s.st.memories[user] = append(s.st.memories[user], m)
+		if s.l.duplicateMemory {
+			m.ID += "-again"
+			s.st.memories[user] = append(s.st.memories[user], m)
+		}
+	}
+	mux.HandleFunc("POST /v1/users/{user}/threads/{thread}/messages", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ ID, Role, Text string }
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			reply(w, 400, map[string]string{"error": err.Error()})
+			return
+		}
+		user, key := r.PathValue("user"), r.PathValue("user")+"/"+r.PathValue("thread")
+		s.st.mu.Lock()
+		s.st.threads[key] = append(s.st.threads[key], Message{ID: in.ID, Role: "user", Text: in.Text})
+		remember(user, in.ID, in.Text)
+		s.st.mu.Unlock()
+		reply(w, 202, map[string]any{"inserted": 1})
+	})
+	mux.HandleFunc("POST /v1/chat", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ User, Thread, Message string }
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			reply(w, 400, map[string]string{"error": err.Error()})
+			return
+		}
+		if s.l.failStatus != 0 && in.Thread != "seed-chat" {
+			reply(w, s.l.failStatus, map[string]string{"error": "fake failure"})
+			return
+		}
+		key := in.User + "/" + in.Thread
+		s.st.mu.Lock()
+		n := len(s.st.threads[key])
+		if n == 0 || !s.l.firstTurnOnly {
+			s.st.threads[key] = append(s.st.threads[key],
+				Message{ID: fmt.Sprintf("m%d", n), Role: "user", Text: in.Message},
+				Message{ID: fmt.Sprintf("m%d", n+1), Role: "assistant", Text: "an answer"})
+		}
+		s.st.mu.Unlock()
+		reply(w, 200, map[string]string{"reply": "an answer"})
+	})
+	mux.HandleFunc("GET /v1/users/{user}/threads/{thread}", func(w http.ResponseWriter, r *http.Request) {
+		s.st.mu.Lock()
+		msgs := append([]Message{}, s.st.threads[r.PathValue("user")+"/"+r.PathValue("thread")]...)
+		s.st.mu.Unlock()
+		reply(w, 200, map[string]any{"messages": msgs})
+	})
+	mux.HandleFunc("GET /v1/users/{user}/memories", func(w http.ResponseWriter, r *http.Request) {
+		s.st.mu.Lock()
+		mems := append([]Memory{}, s.st.memories[r.PathValue("user")]...)
+		s.st.mu.Unlock()
+		reply(w, 200, map[string]any{"memories": mems})
+	})
+	mux.HandleFunc("GET /v1/users/{user}/context", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 200, map[string]any{"memories": []any{}})
+	})
+	mux.HandleFunc("GET /v1/catalog/search", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 200, map[string]any{"titles": []any{}})
+	})
+	mux.HandleFunc("GET /ui/activity", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 200, map[string]any{"live": true, "unfinished": 0})
+	})
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 200, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "# TYPE process_resident_memory_bytes gauge")
+		fmt.Fprintln(w, "process_resident_memory_bytes 1.2345e+07")
+	})
+	return mux
+}

@@ -1,0 +1,140 @@
+package torture
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Ms is a duration in milliseconds, the unit reports print.
+type Ms float64
+
+func ms(d time.Duration) Ms { return Ms(float64(d.Microseconds()) / 1000) }
+
+// OpStats are the figures of one kind of request.
+type OpStats struct {
+	Requests int `json:"requests"`
+	// Statuses counts the requests by how they ended: an HTTP status
+	// ("200", "502"), "timeout" or "network".
+	Statuses map[string]int `json:"statuses"`
+	// Errors is how many did not answer 2xx.
+	Errors int `json:"errors"`
+	// PerSecond is the 2xx answers per second of the run.
+	PerSecond float64 `json:"perSecond"`
+	P50       Ms      `json:"p50Ms"`
+	P99       Ms      `json:"p99Ms"`
+	Max       Ms      `json:"maxMs"`
+}
+
+// recorder collects results by operation; safe for concurrent use.
+type recorder struct {
+	mu  sync.Mutex
+	ops map[string]*opRecord
+}
+
+type opRecord struct {
+	statuses  map[string]int
+	latencies []time.Duration // of every request, answered or not
+	ok        int
+}
+
+func newRecorder() *recorder { return &recorder{ops: map[string]*opRecord{}} }
+
+func (r *recorder) add(op string, res Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := r.ops[op]
+	if o == nil {
+		o = &opRecord{statuses: map[string]int{}}
+		r.ops[op] = o
+	}
+	o.statuses[res.Class]++
+	o.latencies = append(o.latencies, res.Latency)
+	if res.OK() {
+		o.ok++
+	}
+}
+
+// stats summarises every operation over a run of the given length.
+func (r *recorder) stats(elapsed time.Duration) map[string]OpStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]OpStats{}
+	for op, o := range r.ops {
+		lat := slices.Clone(o.latencies)
+		slices.Sort(lat)
+		s := OpStats{
+			Requests: len(lat),
+			Statuses: maps(o.statuses),
+			Errors:   len(lat) - o.ok,
+			P50:      ms(quantile(lat, 0.50)),
+			P99:      ms(quantile(lat, 0.99)),
+		}
+		if len(lat) > 0 {
+			s.Max = ms(lat[len(lat)-1])
+		}
+		if elapsed > 0 {
+			s.PerSecond = float64(o.ok) / elapsed.Seconds()
+		}
+		out[op] = s
+	}
+	return out
+}
+
+// statuses adds up the status counts of every operation.
+func (r *recorder) statuses() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all := map[string]int{}
+	for _, o := range r.ops {
+		for k, v := range o.statuses {
+			all[k] += v
+		}
+	}
+	return all
+}
+
+func maps(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// quantile is the nearest-rank q-quantile of sorted durations (0 for
+// none): the smallest value that at least q of them do not exceed.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(float64(len(sorted))*q+0.999999999) - 1
+	rank = max(0, min(rank, len(sorted)-1))
+	return sorted[rank]
+}
+
+// pick returns one of weights' keys with probability proportional to its
+// weight.
+func pick(rng *rand.Rand, weights []weighted) string {
+	total := 0
+	for _, w := range weights {
+		total += w.weight
+	}
+	if total <= 0 {
+		return ""
+	}
+	n := rng.IntN(total)
+	for _, w := range weights {
+		if n < w.weight {
+			return w.name
+		}
+		n -= w.weight
+	}
+	return weights[len(weights)-1].name
+}
+
+type weighted struct {
+	name   string
+	weight int
+}
