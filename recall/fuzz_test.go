@@ -53,12 +53,12 @@ func FuzzParseDates(f *testing.F) {
 }
 
 // FuzzReadLoCoMo feeds the LoCoMo reader (`memento ingest --format
-// locomo`, `memento eval locomo`) arbitrary documents, seeded with an
-// excerpt of conversation 26: it refuses with EINVALID, or returns
-// sessions in order whose messages have text, a thread and a time a store
-// can hold.
+// locomo`, `memento eval locomo`) arbitrary documents, seeded with a short
+// conversation in LoCoMo's format written for this test: it refuses with
+// EINVALID, or returns sessions in order whose messages have text, a
+// thread and a time a store can hold.
 func FuzzReadLoCoMo(f *testing.F) {
-	excerpt, err := os.ReadFile("testdata/locomo-26-excerpt.json")
+	excerpt, err := os.ReadFile("testdata/locomo-format.json")
 	if err != nil {
 		f.Fatal(err)
 	}
