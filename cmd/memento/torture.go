@@ -106,12 +106,8 @@ twice, or the jobs have not all ended --jobs-bound after the restart.`,
 			if err != nil {
 				return memento.Errorf(memento.EINVALID, "torture crash: %v", err)
 			}
-			if asJSON {
-				if err := json.NewEncoder(m.Stdout).Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				m.printCrash(rep)
+			if err := m.tortureReport(asJSON, rep, func() { m.printCrash(rep) }); err != nil {
+				return err
 			}
 			if !rep.OK {
 				return fmt.Errorf("torture crash failed: %d of %d trials lost (%d), duplicated (%d messages, %d memories) or left jobs unfinished", rep.Failed, rep.Trials, rep.Lost, rep.Duplicates, rep.DuplicateMemories)
@@ -196,12 +192,8 @@ letter). Fails on any 500 answer, a server crash, or a job left running.`,
 			if err != nil {
 				return memento.Errorf(memento.EINVALID, "torture faults: %v", err)
 			}
-			if asJSON {
-				if err := json.NewEncoder(m.Stdout).Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				m.printFaults(rep)
+			if err := m.tortureReport(asJSON, rep, func() { m.printFaults(rep) }); err != nil {
+				return err
 			}
 			if !rep.OK {
 				return fmt.Errorf("torture faults failed: %d answers 500, %d crashes, %d jobs stuck running%s", rep.Status500, rep.Crashes, rep.StuckRunning, errSuffix(rep.Error))
@@ -314,12 +306,8 @@ seeding). Fails when any request does not answer 2xx.`,
 			if err != nil {
 				return memento.Errorf(memento.EINVALID, "torture load: %v", err)
 			}
-			if asJSON {
-				if err := json.NewEncoder(m.Stdout).Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				m.printLoad(rep)
+			if err := m.tortureReport(asJSON, rep, func() { m.printLoad(rep) }); err != nil {
+				return err
 			}
 			if !rep.OK {
 				msg := fmt.Sprintf("torture load failed: %d of %d requests did not answer 2xx", rep.Errors, rep.Requests)
@@ -383,4 +371,14 @@ func (m *Main) printLoad(rep *torture.LoadReport) {
 // sortedNames returns a map's keys in order.
 func sortedNames[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// tortureReport writes a torture run's report: as JSON with --json, else
+// as the table print writes.
+func (m *Main) tortureReport(asJSON bool, rep any, print func()) error {
+	if asJSON {
+		return json.NewEncoder(m.Stdout).Encode(rep)
+	}
+	print()
+	return nil
 }
