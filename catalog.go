@@ -24,12 +24,27 @@ type TitleQuery struct {
 	Text          string   // free text, ranked by BM25 over title and plot
 	IsAdult       *bool    // nil: adult titles are left out unless asked for
 	Exclude       []string // title ids never returned
-	Page          int
-	Size          int
+	// Sort orders the results: SortDefault (relevance with free text,
+	// notability without) or SortYear (year descending, the order of
+	// earlier versions).
+	Sort string
+	Page int
+	Size int
 }
 
-// TitlePage is one page of search results in a deterministic order:
-// relevance, then year descending, then id.
+// The orders of a catalog search.
+const (
+	// SortDefault ranks exact and near-exact title matches of the free
+	// text first, then by BM25 relevance blended with notability; without
+	// free text, by notability, then year descending, then id.
+	SortDefault = ""
+	// SortYear orders by relevance with free text, then by year
+	// descending, then id.
+	SortYear = "year"
+)
+
+// TitlePage is one page of search results in a deterministic order (see
+// TitleQuery.Sort).
 type TitlePage struct {
 	Titles []Title `json:"titles"`
 	Page   int     `json:"page"`

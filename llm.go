@@ -49,6 +49,38 @@ type Understanding struct {
 	// Question holds the user's question when the turn asks about the
 	// agent itself ("how does this work?"), for the reply writer.
 	Question string `json:"question,omitempty"`
+
+	// Like names titles the user wants more of ("more like the second
+	// one", "something like Inception"); they replace the context's Like.
+	// With Like set, the other fields say what to change ("like The
+	// Matrix but funnier": Like The Matrix, Genres [Comedy]).
+	Like []TitleRef `json:"like,omitempty"`
+	// About names a title the user asks about ("tell me more about the
+	// first one"): the answer describes it from the catalog, with no
+	// search (Search is false).
+	About []TitleRef `json:"about,omitempty"`
+	// Seen names titles the user has already seen ("I've already seen
+	// Heat"): exactly these are excluded, now and in later threads.
+	Seen []TitleRef `json:"seen,omitempty"`
+	// RejectTitles names titles the user turns down ("not Heat", "not the
+	// second one"): exactly these are excluded, now and in later threads.
+	// Reject, by contrast, turns down everything just shown.
+	RejectTitles []TitleRef `json:"rejectTitles,omitempty"`
+	// Corrections are the words read as a known genre or name although
+	// misspelt ("horor" as Horror).
+	Corrections []Correction `json:"corrections,omitempty"`
+	// Soft, when not nil, are wishes the catalog cannot filter on
+	// (runtime, platform, mood); they join the context's, replacing one
+	// of the same kind.
+	Soft []SoftConstraint `json:"soft,omitempty"`
+}
+
+// TitleRef is a title as a user refers to it: by its position in the
+// previous answer (1 for the first, -1 for the last) or by its name as
+// written. The agent resolves it against what it showed, then the catalog.
+type TitleRef struct {
+	Position int    `json:"position,omitempty"`
+	Name     string `json:"name,omitempty"`
 }
 
 // UnderstandInput is the turn to understand and what the thread remembers.
@@ -212,6 +244,14 @@ type ReplyInput struct {
 	Summary  string        `json:"summary,omitempty"`
 	Memories []string      `json:"memories,omitempty"`
 	Question string        `json:"question,omitempty"`
+	// About is the title the user asked about, when the turn is such a
+	// question: the reply describes it from these catalog fields.
+	About *Title `json:"about,omitempty"`
+	// MemoryEffect is what long-term memory changed in this answer, as
+	// one short clause ("leaving out Heat, which you have seen"), or
+	// empty when it changed nothing. The reply mentions memory only
+	// through it, so it never claims to have used memory it did not.
+	MemoryEffect string `json:"memoryEffect,omitempty"`
 }
 
 // ReplyWriter writes the agent's answer.

@@ -125,6 +125,13 @@ type Title struct {
 	RuntimeMinutes int      `json:"runtimeMinutes,omitempty"`
 	IsAdult        bool     `json:"isAdult,omitempty"`
 	Href           string   `json:"href,omitempty"`
+	// Notability is how well known the title is, from 0 to 1: a prior the
+	// catalog computes from its own data when it is built or imported
+	// (the plot's length, the cast and how prolific it is, the article's
+	// signals, or ratings and vote counts where a source has them). Search
+	// ranks by it where relevance does not decide, and the agent draws
+	// its candidates by it.
+	Notability float64 `json:"notability,omitempty"`
 }
 
 // Summary is one entry of a thread's rolling summary list. Each covers the

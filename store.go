@@ -1,6 +1,9 @@
 package memento
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // UserService keeps users.
 type UserService interface {
@@ -54,6 +57,24 @@ type Turn struct {
 	// silently overwriting the first's active context.
 	CheckSeq bool
 	BaseSeq  int64
+	// Events are actions the turn revealed ("I've already seen Heat":
+	// watched; "not Heat": skipped), stored with it as AddEvents stores
+	// them (an id already stored is skipped), with the jobs EventJobs
+	// returns for each new one.
+	Events    []Event
+	EventJobs func(Event) []JobRequest
+	// Answer, when set, is the answer the agent gave (its JSON, as
+	// POST /v1/chat returns it), stored with the turn's last message so a
+	// page reloaded later shows the cards and reasons of every turn.
+	Answer json.RawMessage
+}
+
+// TurnAnswer is a stored agent answer and the message it belongs to.
+type TurnAnswer struct {
+	// Message is the id of the assistant message the answer came with.
+	Message string          `json:"message"`
+	Seq     int64           `json:"seq"`
+	Answer  json.RawMessage `json:"answer"`
 }
 
 // ThreadService keeps threads, their active contexts and summaries.
@@ -78,6 +99,9 @@ type ThreadService interface {
 	LatestSummary(ctx context.Context, s Scope, thread string) (*Summary, error)
 	// Summaries lists a thread's summaries, oldest first.
 	Summaries(ctx context.Context, s Scope, thread string) ([]Summary, error)
+	// Answers returns the newest limit stored answers of the thread,
+	// oldest first (limit <= 0: all). An unknown thread has none.
+	Answers(ctx context.Context, s Scope, thread string, limit int) ([]TurnAnswer, error)
 }
 
 // EventService keeps the actions users took on titles.

@@ -2,24 +2,26 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/hygiene"
 )
 
-// Paging limits of the search a turn runs: at least MinPages pages of
-// PageSize titles are read, and more until CandidatePool unseen titles are
-// there to rank (so what the memory knows about the user can pick from a
-// real choice) or the catalog runs out, never more than MaxPages.
+// Limits of the candidate pool of a turn: the CandidatePool titles that
+// best match the constraints (most notable first, exclusions applied by
+// the catalog while paging), read in pages of at least PageSize titles and
+// at most MaxPages pages, so what the memory knows about the user can pick
+// from a real choice while a turn ranks a bounded number of titles.
 const (
 	PageSize      = 12
-	MinPages      = 5
-	CandidatePool = 240
+	CandidatePool = 200
 	MaxPages      = 50
 )
 
@@ -75,6 +77,25 @@ type Agent struct {
 	Jobs   func(s memento.Scope, thread string, stored []memento.Message) []memento.JobRequest
 	Clock  memento.Clock
 	Logger *slog.Logger
+
+	// Resolve finds the catalog title a user names ("something like
+	// Heat"); catalog.Index.ResolveTitle is one. Nil: only titles the
+	// previous answer showed can be named.
+	Resolve func(text string) (*memento.Title, bool)
+	// Similar scores likeness to anchor titles and to moods; nil falls
+	// back to shared genres, and moods are not applied.
+	Similar Similarity
+	// Attributes and Rules bring the user's attribute memories (likes,
+	// dislikes, things to avoid) into the ranking: Rules reads each value
+	// in code, deterministically (the offline model), never with a model
+	// call on the turn's path. Either nil leaves them out.
+	Attributes AttributeMemories
+	Rules      memento.RequestUnderstander
+	// EventJobs returns the jobs of the events a turn records (titles
+	// seen or turned down), such as relearning the profile. Nil: none.
+	EventJobs func(s memento.Scope) func(memento.Event) []memento.JobRequest
+
+	tastes tasteReader
 
 	// threads serialises the turns of one thread in this process; the
 	// store's version check (memento.Turn.CheckSeq) catches turns of
@@ -211,8 +232,11 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 			a.logger().WarnContext(ctx, "recall failed; answering without long-term memory", "user", req.User, "err", err)
 		}
 		for _, it := range items {
-			resp.Memory.Used = append(resp.Memory.Used, it)
 			memories = append(memories, it.Text)
+			// The answer lists what was used, not all of it: a recalled
+			// message can be a whole earlier reply.
+			it.Text = clip(it.Text, maxUsedText)
+			resp.Memory.Used = append(resp.Memory.Used, it)
 		}
 	}
 	shown := a.titles(ctx, state.LastShown)
@@ -224,28 +248,65 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 		return nil, fmt.Errorf("understand message: %w", err)
 	}
 	next := Apply(state.Context, *u, shown, now.Year())
+	seq := state.LastSeq + 1
+	events := a.refEvents(u, shown, req.Thread, seq, now, &next, resp)
+	if u.Count > memento.MaxCount {
+		resp.Notes = append(resp.Notes, fmt.Sprintf("You asked for %d titles; I show at most %d at a time.", u.Count, memento.MaxCount))
+		next.Count = memento.MaxCount
+	}
+	if u.Search && u.Replace {
+		if gone := dropped(state.Context, next); len(gone) > 0 {
+			resp.Notes = append(resp.Notes, "This is a new request, so I set aside what the earlier one asked for: "+phrase(gone, 4)+".")
+		}
+	}
+	for _, c := range next.Corrections {
+		resp.Notes = append(resp.Notes, fmt.Sprintf("I read %q as %s.", c.From, c.To))
+	}
 	resp.ActiveContext = next
 	lastShown := state.LastShown
 
+	var about *memento.Title
+	var effect string
 	switch {
+	case len(u.About) > 0:
+		found, missing := a.resolve(u.About, shown)
+		for _, m := range missing {
+			resp.Notes = append(resp.Notes, fmt.Sprintf("I could not find %s, so I cannot tell you about it.", quoteName(m)))
+		}
+		if len(found) > 0 {
+			about = &found[0]
+			resp.Titles = append(resp.Titles, result(Ranked{Title: *about, Why: []string{"you asked about it"}}))
+		}
 	case !u.Recognised && !u.Search:
 		resp.Notes = append(resp.Notes, "I did not recognise a request in that message, so I did not search.")
 	case u.Search:
 		resp.Searched = true
-		ranked, err := a.find(ctx, s, next, state.LastShown)
+		taste, err := a.taste(ctx, s)
+		if err != nil {
+			a.logger().WarnContext(ctx, "attribute memories cannot be read; ranking without them", "user", req.User, "err", err)
+			taste = nil
+		}
+		found, err := a.find(ctx, s, next, shownBefore(state), taste)
 		if err != nil {
 			a.logger().ErrorContext(ctx, "catalog search failed", "user", req.User, "thread", req.Thread, "err", err)
 			resp.Notes = append(resp.Notes, "The catalog search failed, so I have no titles to show this time: "+memento.ErrorMessage(err))
-			ranked = nil
-		} else if len(ranked) == 0 {
+			found = &ranking{}
+		} else if len(found.shown) == 0 {
 			resp.Notes = append(resp.Notes, "No titles match "+Describe(next)+".")
-		} else if len(ranked) < next.Count {
+		} else if len(found.shown) < next.Count {
+			n := len(found.shown)
 			resp.Notes = append(resp.Notes, fmt.Sprintf("Only %d title%s match%s %s, fewer than the %d you asked for.",
-				len(ranked), plural(len(ranked)), verbS(len(ranked)), Describe(next), next.Count))
+				n, plural(n), verbS(n), Describe(next), next.Count))
 		}
-		lastShown = make([]string, 0, len(ranked))
-		for _, r := range ranked {
-			resp.Titles = append(resp.Titles, result(r))
+		resp.Notes = append(resp.Notes, found.notes...)
+		effect = found.effect()
+		for _, it := range found.used(taste) {
+			it.Text = clip(it.Text, maxUsedText)
+			resp.Memory.Used = append(resp.Memory.Used, it)
+		}
+		lastShown = make([]string, 0, len(found.shown))
+		for _, r := range found.shown {
+			resp.Titles = append(resp.Titles, result(r.Ranked))
 			lastShown = append(lastShown, r.Title.ID)
 		}
 	}
@@ -254,9 +315,12 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 	for i, r := range resp.Titles {
 		titles[i] = memento.Title{ID: r.ID, Title: r.Title, Type: r.Type, Year: r.Year, Genres: r.Genres, Overview: r.Overview}
 	}
+	if about != nil {
+		titles[0] = *about
+	}
 	reply, err := a.Model.WriteReply(ctx, memento.ReplyInput{
 		Message: req.Message, Context: next, Searched: resp.Searched, Titles: titles, Notes: resp.Notes,
-		Summary: resp.Memory.Summary, Memories: memories, Question: u.Question,
+		Summary: resp.Memory.Summary, Memories: memories, Question: u.Question, About: about, MemoryEffect: effect,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("write reply: %w", err)
@@ -265,12 +329,21 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 		a.logger().WarnContext(ctx, "reply named a title it did not show; using the fallback writer", "title", bad)
 		if reply, err = a.Fallback.WriteReply(ctx, memento.ReplyInput{
 			Message: req.Message, Context: next, Searched: resp.Searched, Titles: titles, Notes: resp.Notes, Question: u.Question,
+			About: about, MemoryEffect: effect,
 		}); err != nil {
 			return nil, fmt.Errorf("write reply: %w", err)
 		}
 	}
 	resp.Reply = reply
 	resp.Notes = append(resp.Notes, memento.Notes(ctx)...)
+	answer, err := json.Marshal(resp)
+	if err != nil {
+		return nil, fmt.Errorf("encode the answer: %w", err)
+	}
+	var eventJobs func(memento.Event) []memento.JobRequest
+	if a.EventJobs != nil && len(events) > 0 {
+		eventJobs = a.EventJobs(s)
+	}
 
 	jobs := a.Jobs
 	if jobs == nil {
@@ -285,10 +358,13 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 			{ID: fmt.Sprintf("turn:%s#%d", req.Thread, state.LastSeq+1), Role: memento.RoleUser, Text: req.Message, At: now},
 			{ID: fmt.Sprintf("turn:%s#%d", req.Thread, state.LastSeq+2), Role: memento.RoleAssistant, Text: reply, At: now},
 		},
-		State:    memento.ThreadState{Context: next, LastShown: lastShown},
-		JobsFor:  func(stored []memento.Message) []memento.JobRequest { return jobs(s, req.Thread, stored) },
-		CheckSeq: true,
-		BaseSeq:  state.LastSeq,
+		State:     memento.ThreadState{Context: next, LastShown: lastShown, Shown: remember(lastShown, shownBefore(state))},
+		JobsFor:   func(stored []memento.Message) []memento.JobRequest { return jobs(s, req.Thread, stored) },
+		CheckSeq:  true,
+		BaseSeq:   state.LastSeq,
+		Events:    events,
+		EventJobs: eventJobs,
+		Answer:    answer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("save turn: %w", err)
@@ -296,59 +372,42 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 	return resp, nil
 }
 
-// find pages through the catalog until it has enough unseen titles to rank
-// (at least MinPages pages), then ranks them and keeps the context's count.
-// Titles the previous answer showed go after every fresh one, so a
-// follow-up never repeats the last answer while the catalog has other
-// matches, and still shows them when it has none.
-func (a *Agent) find(ctx context.Context, s memento.Scope, ac memento.ActiveContext, lastShown []string) ([]Ranked, error) {
-	excluded := make(map[string]bool, len(ac.ExcludedTitleIDs))
-	for _, id := range ac.ExcludedTitleIDs {
-		excluded[id] = true
+// shownBefore returns every title the thread showed, newest first.
+func shownBefore(st *memento.ThreadState) []string {
+	if len(st.Shown) == 0 {
+		return st.LastShown
 	}
-	var candidates []memento.Title
-	for page := 1; page <= MaxPages; page++ {
-		res, err := a.Catalog.Search(ctx, Query(ac, page, PageSize))
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range res.Titles {
-			if !excluded[t.ID] {
-				candidates = append(candidates, t)
+	return st.Shown
+}
+
+// remember puts the titles just shown in front of those shown before,
+// once each, keeping at most memento.MaxShownRemembered.
+func remember(now, before []string) []string {
+	out := make([]string, 0, min(len(now)+len(before), memento.MaxShownRemembered))
+	for _, list := range [][]string{now, before} {
+		for _, id := range list {
+			if len(out) == memento.MaxShownRemembered {
+				return out
+			}
+			if !slices.Contains(out, id) {
+				out = append(out, id)
 			}
 		}
-		if res.Last || (page >= MinPages && len(candidates) >= max(ac.Count, a.pool())) {
-			break
-		}
 	}
-	ranked, err := Rank(ctx, s, ac, candidates, a.Scorers)
+	return out
+}
+
+// find draws the candidates of a turn and ranks them (pool and rank).
+// Titles the thread showed before go after every fresh one, so a
+// follow-up never repeats an earlier answer while the catalog has other
+// matches, and still shows them when it has none.
+func (a *Agent) find(ctx context.Context, s memento.Scope, ac memento.ActiveContext, shown []string, taste *Taste) (*ranking, error) {
+	anchors := a.titles(ctx, ac.Like)
+	pool, err := a.pool(ctx, ac, taste, anchors, shown)
 	if err != nil {
 		return nil, err
 	}
-	if len(lastShown) > 0 {
-		fresh := slices.DeleteFunc(slices.Clone(ranked), func(r Ranked) bool { return slices.Contains(lastShown, r.Title.ID) })
-		if len(fresh) < len(ranked) {
-			for _, r := range ranked {
-				if slices.Contains(lastShown, r.Title.ID) {
-					fresh = append(fresh, r)
-				}
-			}
-			ranked = fresh
-		}
-	}
-	if len(ranked) > ac.Count {
-		ranked = ranked[:ac.Count]
-	}
-	return ranked, nil
-}
-
-// pool is how many candidates a turn ranks: CandidatePool with scorers,
-// and one page's worth without (the catalog's order is then final).
-func (a *Agent) pool() int {
-	if len(a.Scorers) == 0 {
-		return 0
-	}
-	return CandidatePool
+	return a.rank(ctx, s, ac, pool, taste, anchors, shown)
 }
 
 // Rank orders candidates by the catalog's order (a small prior that falls
@@ -554,18 +613,33 @@ func Describe(ac memento.ActiveContext) string {
 	if ac.FreeText != "" {
 		b.WriteString(" about " + ac.FreeText)
 	}
-	switch {
-	case ac.MinYear != nil && ac.MaxYear != nil:
-		fmt.Fprintf(&b, " from %d to %d", *ac.MinYear, *ac.MaxYear)
-	case ac.MinYear != nil:
-		fmt.Fprintf(&b, " from %d on", *ac.MinYear)
-	case ac.MaxYear != nil:
-		fmt.Fprintf(&b, " up to %d", *ac.MaxYear)
+	b.WriteString(yearPhrase(ac))
+	if len(ac.Like) > 0 {
+		b.WriteString(" like the title you named")
 	}
 	if n := len(ac.ExcludedTitleIDs); n > 0 {
 		fmt.Fprintf(&b, ", leaving out the %d you have seen or turned down", n)
 	}
 	return b.String()
+}
+
+// maxUsedText bounds the text of one item of an answer's memory.used.
+const maxUsedText = 200
+
+// clip cuts s to at most n bytes at a word boundary, marking the cut.
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndex(s[:n], " ")
+	if cut < n/2 {
+		cut = n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+	}
+	return s[:cut] + "…"
 }
 
 func firstSentence(s string) string {

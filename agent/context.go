@@ -16,20 +16,34 @@ const yearWindow = 10
 // the rules of the thread memory live here, where tests can reach them.
 //
 //   - A turn that needs no search leaves the context as it was.
-//   - A new, unrelated request (Replace) starts from an empty context and
-//     drops the exclusions.
+//   - A new, unrelated request (Replace) starts from an empty context,
+//     keeping only the exclusions.
 //   - A rejection keeps every constraint and adds the shown titles to the
 //     exclusions; exclusions accumulate over follow-ups.
 //   - "Older" and "newer" move the year window just past the years of the
 //     titles shown.
+//   - Soft wishes accumulate, one of each kind; corrections are the
+//     turn's own. Titles named by reference (Like, Seen, RejectTitles) are
+//     resolved and applied by the turn, which knows the catalog.
 func Apply(prev memento.ActiveContext, u memento.Understanding, shown []memento.Title, thisYear int) memento.ActiveContext {
 	prev.Normalize()
 	if !u.Search {
-		return prev.Clone()
+		next := prev.Clone()
+		next.Corrections = []memento.Correction{}
+		return next
 	}
 	next := prev.Clone()
 	if u.Replace {
+		// Titles seen or turned down stay out after a change of topic:
+		// a user who said no to them said no to them, whatever they
+		// ask for next.
 		next = memento.NewActiveContext()
+		next.ExcludedTitleIDs = slices.Clone(prev.ExcludedTitleIDs)
+	}
+	// Corrections are this turn's: how its words were read.
+	next.Corrections = slices.Clone(u.Corrections)
+	if u.Soft != nil {
+		next.Soft = mergeSoft(next.Soft, u.Soft)
 	}
 	if u.Reject {
 		for _, t := range shown {

@@ -103,14 +103,14 @@ func TestApply(t *testing.T) {
 			want:  ctxWith(func(c *memento.ActiveContext) { c.MinYear = yr(1999); c.MaxYear = yr(2000) }),
 		},
 		{
-			name: "replace drops constraints and exclusions",
+			name: "replace drops constraints but keeps the titles turned down",
 			prev: ctxWith(func(c *memento.ActiveContext) {
 				*c = comedy2010.Clone()
 				c.ExcludedTitleIDs = []string{"a"}
 				c.Count = 5
 			}),
 			u:    memento.Understanding{Search: true, Recognised: true, Replace: true, Genres: []string{"Horror"}},
-			want: ctxWith(func(c *memento.ActiveContext) { c.Genres = []string{"Horror"} }),
+			want: ctxWith(func(c *memento.ActiveContext) { c.Genres = []string{"Horror"}; c.ExcludedTitleIDs = []string{"a"} }),
 		},
 		{
 			name: "no search leaves the context",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/memento-ai/memento"
 )
@@ -41,29 +42,42 @@ func (w *SummaryWorker) Handle(ctx context.Context, _ string, payload json.RawMe
 		}
 		prev, after = latest.Text, latest.ToSeq
 	}
-	msgs, err := w.Messages.Messages(ctx, s, job.Thread, after, 0)
+	// The message the previous summary ended on is read again: when it is
+	// an answer, the new exchange's "not those" or "the second one" refer
+	// to its titles, which the summary itself does not list.
+	msgs, err := w.Messages.Messages(ctx, s, job.Thread, max(after-1, 0), 0)
 	if err != nil {
 		if memento.ErrorCode(err) == memento.ENOTFOUND {
 			return nil // the user was forgotten in the meantime
 		}
 		return fmt.Errorf("summarise %s: %w", job.Thread, err)
 	}
-	var exchange []memento.Message
+	var answered, exchange []memento.Message
 	for _, m := range msgs {
-		if m.Seq <= job.Seq {
+		switch {
+		case m.Seq <= after:
+			if m.Role == memento.RoleAssistant {
+				answered = append(answered, m)
+			}
+		case m.Seq <= job.Seq:
 			exchange = append(exchange, m)
 		}
 	}
 	if len(exchange) == 0 {
 		return nil
 	}
-	max := w.MaxChars
-	if max <= 0 {
-		max = DefaultSummaryChars
+	limit := w.MaxChars
+	if limit <= 0 {
+		limit = DefaultSummaryChars
 	}
-	text, err := w.Model.Summarise(ctx, memento.SummariseInput{Previous: prev, Messages: exchange, MaxChars: max})
+	text, err := w.Model.Summarise(ctx, memento.SummariseInput{Previous: prev, Messages: append(answered, exchange...), MaxChars: limit})
 	if err != nil {
 		return fmt.Errorf("summarise %s: %w", job.Thread, err)
+	}
+	if strings.TrimSpace(text) == "" {
+		// Nothing worth keeping yet (a greeting, thanks): no summary is
+		// written, and the next job folds this exchange in with its own.
+		return nil
 	}
 	sources := make([]string, len(exchange))
 	for i, m := range exchange {

@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,5 +98,90 @@ func TestSummaryJobIsIdempotent(t *testing.T) {
 	sums, err := db.Summaries(ctx, memento.Scope{Tenant: tenant, User: "u1"}, "t")
 	if err != nil || len(sums) != 1 {
 		t.Errorf("after running one job twice: %d summaries, %v; want 1", len(sums), err)
+	}
+}
+
+// TestSummaryOfLongThread runs 50 turns, each summarised as the job does
+// after it: the latest summary stays under 150 words, keeps what the user
+// wants now, what they turned down and what they said about themselves,
+// and the summary an answer carries does not grow with the thread.
+func TestSummaryOfLongThread(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalog()
+	db := sqlitetest.Open(t)
+	a := newAgent(t, db, cat, cat)
+	w := &agent.SummaryWorker{Threads: db, Messages: db, Model: offline.New(offline.Options{People: cat})}
+	s := memento.Scope{Tenant: tenant, User: "u1"}
+	follow := []string{"Not those.", "Movies only.", "Something from the 2010s.", "Different ones please.", "Series only."}
+	var sizes []int
+	for i := 0; i < 50; i++ {
+		msg := follow[i%len(follow)]
+		switch {
+		case i == 0:
+			msg = "I have two kids. Show me 3 comedies."
+		case i == 1:
+			msg = "No horror please."
+		case i%10 == 0:
+			msg = "Show me 3 comedies."
+		}
+		resp := turn(t, a, "long", msg)
+		sizes = append(sizes, len(resp.Memory.Summary))
+		st, err := db.ThreadState(ctx, s, "long")
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, _ := json.Marshal(memento.MessageJob{Tenant: tenant, User: "u1", Thread: "long", Seq: st.LastSeq})
+		if err := w.Handle(ctx, memento.JobSummarise, payload); err != nil {
+			t.Fatalf("summary job after turn %d: %v", i+1, err)
+		}
+	}
+	latest, err := db.LatestSummary(ctx, s, "long")
+	if err != nil || latest == nil {
+		t.Fatalf("LatestSummary = %v, %v", latest, err)
+	}
+	if n := len(strings.Fields(latest.Text)); n >= 150 {
+		t.Errorf("latest summary of a 50-turn thread has %d words:\n%s", n, latest.Text)
+	}
+	for _, want := range []string{"Wants: Comedy", "Turned down: genres Horror", "titles Comedy", "Said about themselves: has two kids"} {
+		if !strings.Contains(latest.Text, want) {
+			t.Errorf("latest summary lacks %q:\n%s", want, latest.Text)
+		}
+	}
+	t.Logf("latest summary:\n%s", latest.Text)
+	if early, late := sizes[10], sizes[49]; late > 2*early || late > agent.DefaultSummaryChars {
+		t.Errorf("the summary an answer carries grows with the thread: %d bytes at turn 11, %d at turn 50", early, late)
+	}
+}
+
+// TestSummaryOfSmallTalkWaits checks that an exchange with nothing to keep
+// writes no summary (an empty one would be refused and retried), and is
+// folded in with the next exchange.
+func TestSummaryOfSmallTalkWaits(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalog()
+	db := sqlitetest.Open(t)
+	a := newAgent(t, db, cat, cat)
+	w := &agent.SummaryWorker{Threads: db, Messages: db, Model: offline.New(offline.Options{})}
+	s := memento.Scope{Tenant: tenant, User: "u1"}
+	handle := func(seq int64) {
+		t.Helper()
+		payload, _ := json.Marshal(memento.MessageJob{Tenant: tenant, User: "u1", Thread: "t", Seq: seq})
+		if err := w.Handle(ctx, memento.JobSummarise, payload); err != nil {
+			t.Fatalf("summary job: %v", err)
+		}
+	}
+	turn(t, a, "t", "hello")
+	handle(2)
+	if sums, err := db.Summaries(ctx, s, "t"); err != nil || len(sums) != 0 {
+		t.Fatalf("after small talk: summaries %+v, %v; want none", sums, err)
+	}
+	turn(t, a, "t", "3 comedies please")
+	handle(4)
+	sums, err := db.Summaries(ctx, s, "t")
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("summaries = %+v, %v; want one", sums, err)
+	}
+	if sums[0].FromSeq != 1 || sums[0].ToSeq != 4 || !strings.Contains(sums[0].Text, "Comedy") {
+		t.Errorf("summary = %+v, want one of messages 1..4 that names the comedies", sums[0])
 	}
 }

@@ -123,6 +123,43 @@ func BenchmarkSearchGenreYear(b *testing.B) {
 	benchSearch(b, x, qs)
 }
 
+// BenchmarkSearchGenreYearByYear is BenchmarkSearchGenreYear in the order
+// of earlier versions (memento.SortYear), which needs no heap.
+func BenchmarkSearchGenreYearByYear(b *testing.B) {
+	x := benchIndex(b)
+	var qs []memento.TitleQuery
+	for i, g := range benchGenres {
+		from := 1930 + 10*i
+		qs = append(qs, memento.TitleQuery{Genres: []string{g}, MinYear: from, MaxYear: from + 20, Sort: memento.SortYear, Page: 1})
+	}
+	benchSearch(b, x, qs)
+}
+
+// BenchmarkSearchAll is a search without any constraint, the agent's
+// "recommend 10 movies": the whole catalog through the bounded heap.
+func BenchmarkSearchAll(b *testing.B) {
+	x := benchIndex(b)
+	benchSearch(b, x, []memento.TitleQuery{{Page: 1, Size: 10}, {Page: 3, Size: 10}})
+}
+
+// BenchmarkSearchAllByYear is BenchmarkSearchAll in the order of earlier
+// versions.
+func BenchmarkSearchAllByYear(b *testing.B) {
+	x := benchIndex(b)
+	benchSearch(b, x, []memento.TitleQuery{{Page: 1, Size: 10, Sort: memento.SortYear}, {Page: 3, Size: 10, Sort: memento.SortYear}})
+}
+
+// BenchmarkSearchTitle is a search for a title by its name, as a user
+// types it.
+func BenchmarkSearchTitle(b *testing.B) {
+	x := benchIndex(b)
+	var qs []memento.TitleQuery
+	for _, t := range []string{"Heat", "Arrival", "the matrix", "Heat 1995", "Blade Runner 2049"} {
+		qs = append(qs, memento.TitleQuery{Text: t, Page: 1})
+	}
+	benchSearch(b, x, qs)
+}
+
 func BenchmarkSearchGenreYearExclude(b *testing.B) {
 	x := benchIndex(b)
 	var qs []memento.TitleQuery

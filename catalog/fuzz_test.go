@@ -28,7 +28,8 @@ func checkImport(t *testing.T, titles []memento.Title, report ImportReport, err 
 	}
 	seen := map[string]bool{}
 	for _, tt := range titles {
-		if tt.ID == "" || tt.Title == "" || tt.Type == "" || seen[tt.ID] || !validYear(tt.Year) {
+		if tt.ID == "" || tt.Title == "" || tt.Type == "" || seen[tt.ID] || !validYear(tt.Year) ||
+			!(tt.Notability >= 0 && tt.Notability <= 1) {
 			t.Fatalf("bad title %+v", tt)
 		}
 		seen[tt.ID] = true
@@ -78,6 +79,9 @@ func FuzzDecodeTitleFast(f *testing.F) {
 	addSeeds(f, "titles.jsonl")
 	f.Add([]byte(`{"id":"x","title":"a\u00e9\ud83d\ude00\"","year":-0,"genres":null,"cast":["a",null]}`))
 	f.Add([]byte(`{"id":"x","title":"\xff"}`))
+	for _, n := range []string{"0.1234", "1", "0", "1e-3", "0.10000000000000001", "00.5", "-0.5", "2.", "1.5", `"0.5"`} {
+		f.Add([]byte(`{"id":"x","title":"a","notability":` + n + `}`))
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var fast jsonTitle
 		if !decodeTitleFast(line, &fast) {

@@ -40,6 +40,8 @@ const (
 	ReasonDup      = "duplicate id"  // an id was already read earlier in the file
 	ReasonLong     = "line too long" // a line is over MaxLineBytes
 	ReasonEncoding = "bad encoding"  // a row is not valid UTF-8 or not parseable CSV
+	// ReasonNotability: a notability is not a number from 0 to 1.
+	ReasonNotability = "bad notability"
 )
 
 // MaxLineBytes bounds one line of an imported file. Longer lines are skipped
@@ -66,6 +68,12 @@ type ImportReport struct {
 	Skipped  int            `json:"skipped"`  // rows skipped as malformed
 	Reasons  map[string]int `json:"reasons"`  // skipped rows by reason
 	Errors   []RowError     `json:"errors"`   // the first skipped rows, with line numbers
+	// Notability says where the titles' notability came from
+	// (NotabilityCounts, NotabilityFile or NotabilityFields); ReadFile
+	// sets it, the stream readers leave it empty.
+	Notability string `json:"notability,omitempty"`
+	// RatingsFile is the ratings file the counts were read from.
+	RatingsFile string `json:"ratingsFile,omitempty"`
 }
 
 func newReport(format string) ImportReport {
@@ -87,7 +95,7 @@ func (r ImportReport) String() string {
 	if r.Skipped > 0 {
 		var parts []string
 		for _, reason := range []string{ReasonColumns, ReasonJSON, ReasonID, ReasonTitle, ReasonYear,
-			ReasonRuntime, ReasonAdult, ReasonDup, ReasonLong, ReasonEncoding} {
+			ReasonRuntime, ReasonAdult, ReasonDup, ReasonLong, ReasonEncoding, ReasonNotability} {
 			if n := r.Reasons[reason]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%s: %d", reason, n))
 			}
@@ -98,10 +106,48 @@ func (r ImportReport) String() string {
 }
 
 // ReadFile reads the catalog file at path in the given format (FormatIMDb,
-// FormatMovieLens or FormatJSONL). Gzipped files are recognised by their
-// magic bytes whatever their name. Errors: EINVALID for an unknown format,
-// ENOTFOUND for a missing file.
+// FormatMovieLens or FormatJSONL) and gives every title its notability.
+// Gzipped files are recognised by their magic bytes whatever their name.
+//
+// Notability comes from rating counts where the source has them: for IMDb,
+// the numVotes of title.ratings.tsv (or .tsv.gz) beside the file; for
+// MovieLens, the number of ratings of each movie in ratings.csv beside
+// movies.csv (NotabilityFromCounts). JSON lines keep their notability
+// fields when any line has one. Otherwise it is the field prior
+// (ComputeNotability). The report says which (Notability, RatingsFile).
+//
+// Errors: EINVALID for an unknown format, ENOTFOUND for a missing file.
 func ReadFile(path, format string) ([]memento.Title, ImportReport, error) {
+	return ReadFileRatings(path, format, "")
+}
+
+// ReadFileRatings is ReadFile with the ratings file named: ratings is the
+// path of an IMDb title.ratings.tsv or a MovieLens ratings.csv to take the
+// counts from, or "" to look beside the catalog file as ReadFile does.
+// Errors: EINVALID for an unknown format or a ratings file with a format
+// that has none (JSON lines), ENOTFOUND for a missing file.
+func ReadFileRatings(path, format, ratings string) ([]memento.Title, ImportReport, error) {
+	format = strings.ToLower(format)
+	titles, report, err := readFile(path, format)
+	if err != nil {
+		return nil, report, err
+	}
+	if ratings == "" {
+		ratings = ratingsFileFor(path, format)
+	}
+	var counts map[string]int
+	if ratings != "" {
+		if counts, err = readRatingsFile(ratings, format); err != nil {
+			return nil, report, err
+		}
+		report.RatingsFile = ratings
+	}
+	report.Notability = setNotability(titles, counts)
+	return titles, report, nil
+}
+
+// readFile reads the catalog file at path with the reader of its format.
+func readFile(path, format string) ([]memento.Title, ImportReport, error) {
 	read, ok := readers[strings.ToLower(format)]
 	if !ok {
 		return nil, newReport(format), memento.Errorf(memento.EINVALID,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"maps"
 	"math"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -28,14 +29,19 @@ const (
 //
 // Titles are numbered ("docs") in the index's canonical order: year
 // descending (unknown years last), then id ascending. Every posting list is
-// sorted by doc number, so walking one yields results already in the order a
-// search without free text returns them, and a year range is a contiguous
-// run of docs.
+// sorted by doc number, so walking one yields results already in the order
+// of memento.SortYear, ties of notability are broken by it for free, and a
+// year range is a contiguous run of docs.
 type Index struct {
 	titles []memento.Title // by doc number
 	years  []int32         // titles[d].Year, dense for the scan
-	adult  []bool          // titles[d].IsAdult
-	byID   map[string]int32
+	notab  []float32       // titles[d].Notability, the default order's key
+	// byNotab holds every doc in the default order without text
+	// (notability descending, then doc number), so Candidates can stop at
+	// the first n matches of a broad query instead of walking them all.
+	byNotab []int32
+	adult   []bool // titles[d].IsAdult
+	byID    map[string]int32
 
 	typeNames []string         // by type number
 	typeIDs   map[string]int32 // lowercased type name -> type number
@@ -64,6 +70,10 @@ type Index struct {
 
 	titleKeys map[string][]int32 // normKey(title) -> docs, most popular first
 	bareKeys  map[string][]int32 // the same without a leading article
+	// pageKeys maps the name of a title's Wikipedia article, where it
+	// differs from the title ("Dr. Seuss' How the Grinch Stole
+	// Christmas"), without its "(2000 film)" part.
+	pageKeys map[string][]int32
 
 	stats   memento.CatalogStats
 	scratch sync.Pool // *scratch
@@ -83,16 +93,23 @@ func New(titles []memento.Title) *Index {
 	})
 	n := len(x.titles)
 	x.years = make([]int32, n)
+	x.notab = make([]float32, n)
 	x.adult = make([]bool, n)
 	for d := range x.titles {
 		t := &x.titles[d]
 		x.byID[t.ID] = int32(d)
 		x.years[d] = int32(t.Year)
+		x.notab[d] = float32(t.Notability)
 		x.adult[d] = t.IsAdult
 		if t.IsAdult {
 			x.adultDocs = append(x.adultDocs, int32(d))
 		}
 	}
+	x.byNotab = make([]int32, n)
+	for d := range x.byNotab {
+		x.byNotab[d] = int32(d)
+	}
+	slices.SortStableFunc(x.byNotab, func(a, b int32) int { return cmp.Compare(x.notab[b], x.notab[a]) })
 	// The text index is the biggest part; build it on a second core. The
 	// other parts write different fields of x.
 	var wg sync.WaitGroup
@@ -339,6 +356,7 @@ func (x *Index) indexTerms() {
 func (x *Index) indexTitleKeys() {
 	x.titleKeys = make(map[string][]int32, len(x.titles))
 	x.bareKeys = make(map[string][]int32, len(x.titles))
+	x.pageKeys = map[string][]int32{}
 	var key []byte
 	for d := range x.titles {
 		key = appendNormKey(key[:0], x.titles[d].Title)
@@ -350,20 +368,44 @@ func (x *Index) indexTitleKeys() {
 		if b := stripArticle(k); b != k {
 			x.bareKeys[b] = append(x.bareKeys[b], int32(d))
 		}
+		if page := pageName(x.titles[d].ID); page != "" {
+			if pk := string(appendNormKey(nil, page)); pk != "" && pk != k {
+				x.pageKeys[pk] = append(x.pageKeys[pk], int32(d))
+			}
+		}
 	}
 	prefer := func(a, b int32) int {
 		return cmp.Or(
+			cmp.Compare(x.notab[b], x.notab[a]),
 			cmp.Compare(len(x.titles[b].Cast), len(x.titles[a].Cast)),
 			cmp.Compare(x.titles[b].Year, x.titles[a].Year),
 			cmp.Compare(a, b))
 	}
-	for _, keys := range []map[string][]int32{x.titleKeys, x.bareKeys} {
+	for _, keys := range []map[string][]int32{x.titleKeys, x.bareKeys, x.pageKeys} {
 		for _, docs := range keys {
 			if len(docs) > 1 {
 				slices.SortFunc(docs, prefer)
 			}
 		}
 	}
+}
+
+// pageName returns the article name in a Wikipedia title id
+// ("wiki:Dr._Seuss'_How_the_Grinch_Stole_Christmas_(2000_film)" gives
+// "Dr. Seuss' How the Grinch Stole Christmas"), or "" for other ids.
+func pageName(id string) string {
+	name, ok := strings.CutPrefix(id, "wiki:")
+	if !ok {
+		return ""
+	}
+	if u, err := url.PathUnescape(name); err == nil {
+		name = u
+	}
+	name = strings.ReplaceAll(name, "_", " ")
+	if i := strings.LastIndex(name, " ("); i > 0 && strings.HasSuffix(name, ")") {
+		name = name[:i]
+	}
+	return strings.TrimSpace(name)
 }
 
 // stripArticle drops a leading English article from a normalised title.
@@ -446,11 +488,12 @@ var trailingYear = regexp.MustCompile(`^(.*\S)[\s(]+(\d{4})\)?$`)
 //  4. with a trailing year that no film of that title has, the title
 //     without it, ignoring the year.
 //
-// Several matches are ranked by popularity, then recency: the title with
-// the longest cast list comes first (Wikipedia lists more of the cast of a
-// well-known film, and the catalog has no ratings), then the most recent,
-// then the smallest id. So "heat" is the 1995 film and "the avengers" the
-// 2012 one.
+// Several matches are ranked by popularity, then recency: the most notable
+// title comes first (memento.Title.Notability), then the one with the
+// longest cast list (Wikipedia lists more of the cast of a well-known
+// film; this decides between titles of an imported catalog without
+// notability), then the most recent, then the smallest id. So "heat" is the
+// 1995 film and "the avengers" the 2012 one.
 func (x *Index) ResolveTitle(text string) (*memento.Title, bool) {
 	found := func(d int32) (*memento.Title, bool) {
 		t := cloneTitle(&x.titles[d])
@@ -485,7 +528,7 @@ func (x *Index) ResolveTitle(text string) (*memento.Title, bool) {
 // whose title has it with a leading article added or removed, each list
 // most popular first.
 func (x *Index) titleMatches(k string) [][]int32 {
-	return [][]int32{x.titleKeys[k], x.titleKeys[stripArticle(k)], x.bareKeys[k]}
+	return [][]int32{x.titleKeys[k], x.titleKeys[stripArticle(k)], x.bareKeys[k], x.pageKeys[k]}
 }
 
 // Title returns the title with the given id. Errors: ENOTFOUND.

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"math"
 	"unicode/utf8"
 
 	"github.com/memento-ai/memento"
@@ -47,6 +48,8 @@ func decodeTitleFast(line []byte, j *jsonTitle) bool {
 			ok = d.intValue(&j.RuntimeMinutes)
 		case "isAdult":
 			ok = d.boolValue(&j.IsAdult)
+		case "notability":
+			ok = d.fractionValue(&j.Notability)
 		case "genres":
 			ok = d.stringsValue(&j.Genres, commonNames)
 		case "cast":
@@ -213,6 +216,48 @@ func (d *fastDecoder) intValue(dst *int) bool {
 		n = -n
 	}
 	*dst = n
+	return true
+}
+
+// fractionValue consumes a plain decimal number such as 0.8125 (no sign,
+// no exponent, at most 15 digits), or null. The digits make an integer
+// and the fraction a power of ten, both exact in a float64, so one
+// division gives the correctly rounded value, as strconv.ParseFloat would.
+func (d *fastDecoder) fractionValue(dst *float64) bool {
+	if d.literal("null") {
+		return true
+	}
+	d.space()
+	var m int64
+	digits, frac := 0, 0
+	start := d.i
+	for d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9' {
+		m = m*10 + int64(d.b[d.i]-'0')
+		d.i++
+		digits++
+	}
+	if digits == 0 || (digits > 1 && d.b[start] == '0') {
+		return false
+	}
+	if d.i < len(d.b) && d.b[d.i] == '.' {
+		d.i++
+		for d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9' {
+			m = m*10 + int64(d.b[d.i]-'0')
+			d.i++
+			digits++
+			frac++
+		}
+		if frac == 0 {
+			return false
+		}
+	}
+	if digits > 15 {
+		return false
+	}
+	if d.i < len(d.b) && (d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+		return false
+	}
+	*dst = float64(m) / math.Pow10(frac) // math.Pow10 is exact up to 1e22
 	return true
 }
 

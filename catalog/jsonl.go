@@ -27,6 +27,7 @@ type jsonTitle struct {
 	RuntimeMinutes int      `json:"runtimeMinutes,omitempty"`
 	IsAdult        bool     `json:"isAdult,omitempty"`
 	Href           string   `json:"href,omitempty"`
+	Notability     float64  `json:"notability,omitempty"`
 }
 
 // ReadJSONL reads the catalog's JSON-lines format, plain or gzipped: one
@@ -49,6 +50,7 @@ type jsonTitle struct {
 //	runtimeMinutes  number, >= 0
 //	isAdult         boolean
 //	href            string: a link to the title's source page
+//	notability      number, 0-1: how well known the title is (see ComputeNotability)
 //
 // Unknown fields are ignored. A line that is not a JSON object, lacks an id
 // or a title, has a field of the wrong type or a year out of range, or
@@ -84,6 +86,7 @@ func jsonlTitle(line []byte) (t memento.Title, reason, detail string) {
 		RuntimeMinutes: j.RuntimeMinutes,
 		IsAdult:        j.IsAdult,
 		Href:           strings.TrimSpace(j.Href),
+		Notability:     j.Notability,
 	}
 	switch {
 	case t.ID == "":
@@ -96,6 +99,8 @@ func jsonlTitle(line []byte) (t memento.Title, reason, detail string) {
 		return t, ReasonYear, fmt.Sprintf("endYear %d of %s is not in %d-%d", t.EndYear, t.ID, memento.MinYear, memento.MaxYear)
 	case t.RuntimeMinutes < 0:
 		return t, ReasonRuntime, fmt.Sprintf("runtimeMinutes %d of %s is negative", t.RuntimeMinutes, t.ID)
+	case !(t.Notability >= 0 && t.Notability <= 1):
+		return t, ReasonNotability, fmt.Sprintf("notability %v of %s is not in 0-1", t.Notability, t.ID)
 	}
 	if t.Type == "" {
 		t.Type = memento.TypeMovie
@@ -114,7 +119,7 @@ func WriteJSONL(w io.Writer, titles []memento.Title) error {
 		t := &titles[i]
 		j := jsonTitle{ID: t.ID, Title: t.Title, Type: t.Type, Year: t.Year, EndYear: t.EndYear,
 			Genres: t.Genres, Cast: t.Cast, Overview: t.Overview, RuntimeMinutes: t.RuntimeMinutes,
-			IsAdult: t.IsAdult, Href: t.Href}
+			IsAdult: t.IsAdult, Href: t.Href, Notability: t.Notability}
 		if err := enc.Encode(&j); err != nil {
 			return fmt.Errorf("write title %s: %w", t.ID, err)
 		}
@@ -139,6 +144,8 @@ func jsonReason(err error) (reason, detail string) {
 			return ReasonYear, fmt.Sprintf("%s is a JSON %s, want a whole number", te.Field, te.Value)
 		case "runtimeMinutes":
 			return ReasonRuntime, fmt.Sprintf("runtimeMinutes is a JSON %s, want a whole number", te.Value)
+		case "notability":
+			return ReasonNotability, fmt.Sprintf("notability is a JSON %s, want a number from 0 to 1", te.Value)
 		}
 	}
 	return ReasonJSON, err.Error()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/memento-ai/memento"
@@ -12,6 +13,23 @@ import (
 
 // MaxTextBytes bounds the free text of a query.
 const MaxTextBytes = 2000
+
+// notabilityBlend is how much notability lifts a free-text match in the
+// default order: a title's BM25 score is multiplied by 1 + notabilityBlend
+// × its notability, so the best-known title gains up to double. Relevance
+// still leads (a film named after the query beats a famous one that
+// mentions it once in its plot), and among about equally relevant matches
+// the one people know comes first.
+const notabilityBlend = 1
+
+// Tiers of a free-text match in the default order: exact and near-exact
+// title matches come before everything BM25 ranks.
+const (
+	tierText    int8 = iota // ranked by BM25 blended with notability
+	tierArticle             // the title is the text with a leading article added or removed
+	tierExact               // the title is the text
+	tierYear                // the title and year are the text ("Heat 1995")
+)
 
 // plan is a validated query resolved against the index: names turned into
 // numbers, years into a doc range.
@@ -25,6 +43,8 @@ type plan struct {
 	adultOnly bool     // only adult titles (otherwise only non-adult ones)
 	terms     []int32  // free-text term numbers, nil without text
 	text      bool     // the query has free text
+	byYear    bool     // memento.SortYear: the order of earlier versions
+	exact     []hit    // docs whose title matches the text, with their tier
 	none      bool     // some constraint can never match
 	offset    int
 	size      int
@@ -34,6 +54,7 @@ type plan struct {
 // almost nothing.
 type scratch struct {
 	scores   []float32 // by doc
+	tiers    []int8    // by doc: the tier of an exact title match, 0 for none
 	touched  []int32   // docs with a non-zero score
 	excluded []uint64  // bit set of excluded docs
 	exclList []int32   // the docs set in excluded, to clear them
@@ -41,17 +62,32 @@ type scratch struct {
 	docs     []int32
 }
 
+// hit is a candidate result. A better tier wins, then a higher score, then
+// the smaller doc (the later year, then the smaller id).
 type hit struct {
 	doc   int32
+	tier  int8
 	score float32
 }
 
 func newScratch(n int) *scratch {
-	return &scratch{scores: make([]float32, n), excluded: make([]uint64, n/64+1)}
+	return &scratch{scores: make([]float32, n), tiers: make([]int8, n), excluded: make([]uint64, n/64+1)}
 }
 
 // Search returns one page of the titles matching q, in a deterministic
-// order: BM25 relevance when q.Text is set, then year descending, then id.
+// order that q.Sort chooses:
+//
+//   - memento.SortDefault without free text: notability descending, then
+//     year descending, then id;
+//   - memento.SortDefault with free text: first the titles that are the
+//     text (ignoring case, accents and punctuation, as ResolveTitle
+//     matches), those with its year first when the text ends in one ("Heat
+//     1995"), then those that are the text with a leading article added or
+//     removed ("Avengers", "The Avengers"), each group by notability; then
+//     every other match by BM25 relevance multiplied by 1 + its
+//     notability; then year descending, then id;
+//   - memento.SortYear: BM25 relevance when q.Text is set, then year
+//     descending, then id (the order of earlier versions).
 //
 // Semantics: Genres match any of the named genres, or all of them with
 // AllGenres, case-insensitively and through CanonicalGenre's aliases
@@ -65,14 +101,15 @@ func newScratch(n int) *scratch {
 // matches if it has any of the text's terms. Terms found in more than half
 // of all titles are ignored when the text has a rarer one ("film about
 // boxing" matches the boxing films, not every film). Text made only of
-// stopwords ("the") constrains nothing.
+// stopwords ("the") constrains nothing, except in the default order when
+// it is a title ("It", "Up"): then it matches the titles of that name.
 //
 // Paging: Page counts from 1, Size defaults to memento.DefaultPageSize.
 // A page past the end has no titles (an empty, non-nil slice) and Last set.
 //
 // Errors: EINVALID when Page is below 1, Size is negative or over
 // memento.MaxPageSize, a year is outside memento.MinYear-MaxYear, MinYear is
-// after MaxYear, or Text is over MaxTextBytes.
+// after MaxYear, Text is over MaxTextBytes, or Sort is not an order above.
 func (x *Index) Search(ctx context.Context, q memento.TitleQuery) (*memento.TitlePage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -132,6 +169,13 @@ func (x *Index) plan(q memento.TitleQuery) (plan, error) {
 	}
 	if len(q.Text) > MaxTextBytes {
 		return p, memento.Errorf(memento.EINVALID, "text is %d bytes long, over the limit of %d", len(q.Text), MaxTextBytes)
+	}
+	switch q.Sort {
+	case memento.SortDefault:
+	case memento.SortYear:
+		p.byYear = true
+	default:
+		return p, memento.Errorf(memento.EINVALID, "sort must be %q or empty, got %q", memento.SortYear, q.Sort)
 	}
 	if q.Page-1 > math.MaxInt/p.size {
 		p.offset = math.MaxInt
@@ -219,8 +263,55 @@ func (x *Index) plan(q memento.TitleQuery) (plan, error) {
 			p.none = true
 		}
 		p.terms = x.dropCommonTerms(p.terms)
+		if !p.byYear {
+			p.exact = x.exactMatches(q.Text)
+		}
+	} else if !p.byYear && strings.TrimSpace(q.Text) != "" {
+		// Text of stopwords only constrains nothing, unless it is a title:
+		// "It", "Up" and "Her" are films, and the user means them.
+		if p.exact = x.exactMatches(q.Text); len(p.exact) > 0 {
+			p.text = true
+		}
 	}
 	return p, nil
+}
+
+// exactMatches returns the docs whose title is the text, in the tiers of
+// the default order (tierYear, tierExact, tierArticle), by looking the
+// text up as ResolveTitle does: a handful of map lookups, whatever the
+// catalog's size.
+func (x *Index) exactMatches(text string) []hit {
+	var out []hit
+	add := func(docs []int32, tier int8) {
+		for _, d := range docs {
+			out = append(out, hit{doc: d, tier: tier})
+		}
+	}
+	text = strings.TrimSpace(text)
+	k := normKey(text)
+	if k == "" {
+		return nil
+	}
+	add(x.titleKeys[k], tierExact)
+	if b := stripArticle(k); b != k {
+		add(x.titleKeys[b], tierArticle)
+	}
+	add(x.bareKeys[k], tierArticle)
+	// Only a text that ends in a digit or a parenthesis can end in a year;
+	// the test spares most searches the regular expression.
+	if last := text[len(text)-1]; last >= '0' && last <= '9' || last == ')' {
+		if m := trailingYear.FindStringSubmatch(text); m != nil {
+			year, _ := strconv.Atoi(m[2])
+			for _, docs := range x.titleMatches(normKey(m[1])) {
+				for _, d := range docs {
+					if x.titles[d].Year == year {
+						out = append(out, hit{doc: d, tier: tierYear})
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // dropCommonTerms leaves out of a query the terms that occur in more than
@@ -304,7 +395,9 @@ func (x *Index) match(p *plan, s *scratch, d int32) bool {
 
 // searchFilter answers a query without free text: it walks the shortest
 // posting list that every result must be on (or the year range when no
-// list is shorter), in doc order, which is already the result order.
+// list is shorter), in doc order. That is already the result order of
+// SortYear; for the default order, it keeps the most notable matches the
+// page needs in a bounded heap.
 func (x *Index) searchFilter(p *plan, s *scratch) (docs []int32, total int) {
 	var driver []int32
 	best := int(p.hi - p.lo)
@@ -344,12 +437,28 @@ func (x *Index) searchFilter(p *plan, s *scratch) (docs []int32, total int) {
 	}
 
 	docs = s.docs[:0]
+	// k is how many of the most notable matches the page needs; past the
+	// end of what can match it is 0 and the heap stays empty.
+	k, candidates := 0, int(p.hi-p.lo)
+	if driver != nil {
+		candidates = len(driver)
+	}
+	if p.offset < candidates {
+		k = min(p.offset+p.size, candidates)
+	}
+	h := s.heap[:0]
 	keep := func(d int32) {
 		if !x.match(p, s, d) {
 			return
 		}
-		if total >= p.offset && total-p.offset < p.size {
-			docs = append(docs, d)
+		if p.byYear {
+			if total >= p.offset && total-p.offset < p.size {
+				docs = append(docs, d)
+			}
+		} else if n := x.notab[d]; k > 0 && (len(h) < k || n > h[0].score) {
+			// Docs come in ascending order, so one that only ties the
+			// worst kept hit ranks below it and is not pushed.
+			h = pushBest(h, k, hit{doc: d, score: n})
 		}
 		total++
 	}
@@ -373,8 +482,108 @@ func (x *Index) searchFilter(p *plan, s *scratch) (docs []int32, total int) {
 			keep(d)
 		}
 	}
+	if !p.byYear {
+		docs = pageOf(h, p, docs)
+	}
+	s.heap = h[:0]
 	s.docs = docs[:0]
 	return docs, total
+}
+
+// MaxCandidates bounds what one Candidates call returns.
+const MaxCandidates = 1000
+
+// Candidates returns the n best titles matching q (n at most
+// MaxCandidates), in Search's order, without paging and without counting
+// every match: the pool a recommendation is drawn from. q.Page and q.Size
+// are ignored. For a broad query without free text in the default order
+// (most of the catalog matches, as for "movies"), it visits titles from
+// the most notable down and stops at the n-th match, which costs a few
+// hundred checks instead of one per title; other queries are answered as
+// Search answers them. Errors: those of Search.
+func (x *Index) Candidates(ctx context.Context, q memento.TitleQuery, n int) ([]memento.Title, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n = min(max(n, 0), MaxCandidates)
+	q.Page, q.Size = 1, min(max(n, 1), memento.MaxPageSize)
+	p, err := x.plan(q)
+	if err != nil {
+		return nil, err
+	}
+	out := []memento.Title{}
+	if p.none || n == 0 {
+		return out, nil
+	}
+	if p.text || p.byYear || !x.broad(&p) {
+		// Page through Search: a narrow list is cheap to walk whole.
+		for page := 1; len(out) < n; page++ {
+			q.Page = page
+			res, err := x.Search(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, res.Titles[:min(len(res.Titles), n-len(out))]...)
+			if res.Last {
+				break
+			}
+		}
+		return out, nil
+	}
+	s, _ := x.scratch.Get().(*scratch)
+	if s == nil {
+		s = newScratch(len(x.titles))
+	}
+	defer x.scratch.Put(s)
+	x.setExcluded(s, q.Exclude)
+	defer s.clearExcluded()
+	for _, d := range x.byNotab {
+		if x.match(&p, s, d) {
+			out = append(out, cloneTitle(&x.titles[d]))
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// broad reports whether a query without free text matches so much of the
+// catalog that visiting titles in notability order finds its best matches
+// sooner than walking its shortest list: when no list it must be on, and
+// no year range, holds under a quarter of the titles.
+func (x *Index) broad(p *plan) bool {
+	limit := len(x.titles) / 4
+	if int(p.hi-p.lo) < limit {
+		return false
+	}
+	short := func(list []int32) bool {
+		lo, _ := slices.BinarySearch(list, p.lo)
+		hi, _ := slices.BinarySearch(list, p.hi)
+		return hi-lo < limit
+	}
+	if p.typ >= 0 && short(x.byType[p.typ]) || p.adultOnly && short(x.adultDocs) {
+		return false
+	}
+	for _, id := range p.people {
+		if short(x.byPerson[id]) {
+			return false
+		}
+	}
+	if p.genreMask != nil {
+		total := 0
+		for i, m := range p.genreMask {
+			for b := 0; b < 64; b++ {
+				if m&(1<<b) != 0 {
+					total += len(x.byGenre[i*64+b])
+				}
+			}
+		}
+		if total < limit {
+			return false
+		}
+	}
+	return true
 }
 
 // searchText answers a query with free text: it adds up the BM25 scores of
@@ -392,6 +601,14 @@ func (x *Index) searchText(p *plan, s *scratch) (docs []int32, total int) {
 			s.scores[d] += idf * x.postW[i]
 		}
 	}
+	// An exact title match is a match even if its words were dropped from
+	// the query as too common.
+	for _, e := range p.exact {
+		if s.tiers[e.doc] == 0 && s.scores[e.doc] == 0 {
+			touched = append(touched, e.doc)
+		}
+		s.tiers[e.doc] = max(s.tiers[e.doc], e.tier)
+	}
 	// k is how many of the best matches the page needs; past the end of
 	// what can match it is 0 and the heap stays empty.
 	k := 0
@@ -408,18 +625,44 @@ func (x *Index) searchText(p *plan, s *scratch) (docs []int32, total int) {
 			continue
 		}
 		e := hit{doc: d, score: s.scores[d]}
-		if len(h) < k {
-			h = append(h, e)
-			siftUp(h, len(h)-1)
-		} else if worse(h[0], e) {
-			h[0] = e
-			siftDown(h, 0)
+		if !p.byYear {
+			if e.tier = s.tiers[d]; e.tier > tierText {
+				e.score = x.notab[d] // exact matches are ordered by notability alone
+			} else {
+				e.score *= 1 + notabilityBlend*x.notab[d]
+			}
 		}
+		h = pushBest(h, k, e)
 	}
 	for _, d := range touched {
 		s.scores[d] = 0
 	}
+	for _, e := range p.exact {
+		s.tiers[e.doc] = 0
+	}
 	s.touched = touched[:0]
+	docs = pageOf(h, p, s.docs[:0])
+	s.heap = h[:0]
+	s.docs = docs[:0]
+	return docs, total
+}
+
+// pushBest adds e to h, a heap of at most k hits with the worst at the
+// root, when it is among the k best so far.
+func pushBest(h []hit, k int, e hit) []hit {
+	if len(h) < k {
+		h = append(h, e)
+		siftUp(h, len(h)-1)
+	} else if worse(h[0], e) {
+		h[0] = e
+		siftDown(h, 0)
+	}
+	return h
+}
+
+// pageOf sorts the heap h best first and appends the docs of p's page to
+// docs.
+func pageOf(h []hit, p *plan, docs []int32) []int32 {
 	slices.SortFunc(h, func(a, b hit) int {
 		switch {
 		case worse(b, a):
@@ -429,18 +672,18 @@ func (x *Index) searchText(p *plan, s *scratch) (docs []int32, total int) {
 		}
 		return 0
 	})
-	docs = s.docs[:0]
 	for i := p.offset; i < len(h) && i < p.offset+p.size; i++ {
 		docs = append(docs, h[i].doc)
 	}
-	s.heap = h[:0]
-	s.docs = docs[:0]
-	return docs, total
+	return docs
 }
 
-// worse reports whether a ranks below b: a lower score, or an equal score
-// and a later doc.
+// worse reports whether a ranks below b: a lower tier, or an equal tier and
+// a lower score, or an equal score and a later doc.
 func worse(a, b hit) bool {
+	if a.tier != b.tier {
+		return a.tier < b.tier
+	}
 	if a.score != b.score {
 		return a.score < b.score
 	}

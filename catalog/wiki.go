@@ -50,6 +50,9 @@ type wikiFilm struct {
 	Genres  []string `json:"genres"`
 	Href    string   `json:"href"`
 	Extract string   `json:"extract"`
+	// Thumbnail is the article's image, usually the poster; the notability
+	// prior counts only whether there is one.
+	Thumbnail string `json:"thumbnail"`
 }
 
 // BuildWikiMovies reads the decade files (movies-*.json.gz, or plain .json)
@@ -67,7 +70,10 @@ type wikiFilm struct {
 //     punctuation are dropped, and names are deduplicated;
 //   - genres are mapped to the catalog vocabulary and deduplicated;
 //   - the plot extract becomes the overview, cut near OverviewChars at a
-//     sentence end.
+//     sentence end;
+//   - every title gets its Notability from ComputeNotability, which reads
+//     the whole extract's length and whether the article has an image
+//     besides the title's fields.
 //
 // Ids are "wiki:" + the URL-unescaped page name ("wiki:The_Avengers_(2012_film)").
 // When several films link the same page, the earliest (by year, then title)
@@ -76,14 +82,33 @@ type wikiFilm struct {
 // page gets "wiki:" + its title with underscores + "#" + its year. Every
 // title has type movie.
 func BuildWikiMovies(dir string) ([]memento.Title, BuildReport, error) {
+	titles, signals, report, err := readWikiMovies(dir)
+	if err != nil {
+		return nil, report, err
+	}
+	// The notability prior reads the whole article lead and the image,
+	// which the stored title no longer has.
+	ComputeNotability(titles, signals)
+	// The order of an Index (year descending, then id), so that New finds
+	// the embedded titles already sorted.
+	slices.SortFunc(titles, func(a, b memento.Title) int {
+		return cmp.Or(cmp.Compare(b.Year, a.Year), strings.Compare(a.ID, b.ID))
+	})
+	return titles, report, nil
+}
+
+// readWikiMovies does the work of BuildWikiMovies but for the notability
+// and the final order: it returns the titles with what the prior reads of
+// their articles (TitleSignals), one entry per title.
+func readWikiMovies(dir string) ([]memento.Title, []TitleSignals, BuildReport, error) {
 	var report BuildReport
 	files, err := filepath.Glob(filepath.Join(dir, "movies-*.json*"))
 	if err != nil {
-		return nil, report, fmt.Errorf("list %s: %w", dir, err)
+		return nil, nil, report, fmt.Errorf("list %s: %w", dir, err)
 	}
 	slices.Sort(files)
 	if len(files) == 0 {
-		return nil, report, memento.Errorf(memento.ENOTFOUND, "no movies-*.json.gz decade files in %s", dir)
+		return nil, nil, report, memento.Errorf(memento.ENOTFOUND, "no movies-*.json.gz decade files in %s", dir)
 	}
 	type key struct {
 		title, href string
@@ -94,7 +119,7 @@ func BuildWikiMovies(dir string) ([]memento.Title, BuildReport, error) {
 	for _, path := range files {
 		raw, err := readWikiFile(path)
 		if err != nil {
-			return nil, report, err
+			return nil, nil, report, err
 		}
 		report.Files++
 		for _, msg := range raw {
@@ -117,12 +142,14 @@ func BuildWikiMovies(dir string) ([]memento.Title, BuildReport, error) {
 			report.CastRepaired += repaired
 			report.CastDropped += dropped
 			overview, trimmed := trimOverview(f.Extract, OverviewChars)
+			extract := collapseSpace(f.Extract)
 			if trimmed {
 				report.OverviewsTrimmed++
 			}
 			e := &wikiEntry{
 				title: title, year: *f.Year, href: strings.TrimSpace(f.Href),
 				cast: cast, genres: cleanList(f.Genres, CanonicalGenre), overview: overview,
+				signals: TitleSignals{TextChars: len(extract), Text: extract, Image: strings.TrimSpace(f.Thumbnail) != ""},
 			}
 			k := key{title: title, href: e.href, year: e.year}
 			if prev, ok := byKey[k]; ok {
@@ -134,9 +161,9 @@ func BuildWikiMovies(dir string) ([]memento.Title, BuildReport, error) {
 			films = append(films, e)
 		}
 	}
-	titles := assignWikiIDs(films, &report)
+	titles, signals := assignWikiIDs(films, &report)
 	report.Titles = len(titles)
-	return titles, report, nil
+	return titles, signals, report, nil
 }
 
 // readWikiFile returns the entries of one decade file, each still raw, so
@@ -164,6 +191,7 @@ type wikiEntry struct {
 	title, href, overview string
 	year                  int
 	cast, genres          []string
+	signals               TitleSignals // for the notability prior, before the plot is cut
 }
 
 // merge folds a duplicate of e into e.
@@ -173,16 +201,21 @@ func (e *wikiEntry) merge(d *wikiEntry) {
 	if len(d.overview) > len(e.overview) {
 		e.overview = d.overview
 	}
+	if d.signals.TextChars > e.signals.TextChars {
+		e.signals.TextChars, e.signals.Text = d.signals.TextChars, d.signals.Text
+	}
+	e.signals.Image = e.signals.Image || d.signals.Image
 }
 
 // assignWikiIDs gives every film its unique, stable id and returns the
-// titles sorted by year descending, then id.
-func assignWikiIDs(films []*wikiEntry, report *BuildReport) []memento.Title {
+// titles, in order of year, title and page, with their signals.
+func assignWikiIDs(films []*wikiEntry, report *BuildReport) ([]memento.Title, []TitleSignals) {
 	slices.SortStableFunc(films, func(a, b *wikiEntry) int {
 		return cmp.Or(cmp.Compare(a.year, b.year), cmp.Compare(a.title, b.title), cmp.Compare(a.href, b.href))
 	})
 	used := make(map[string]bool, len(films))
 	titles := make([]memento.Title, 0, len(films))
+	signals := make([]TitleSignals, 0, len(films))
 	for _, e := range films {
 		var base string
 		if e.href != "" {
@@ -214,13 +247,9 @@ func assignWikiIDs(films []*wikiEntry, report *BuildReport) []memento.Title {
 			t.Href = WikipediaURL + e.href
 		}
 		titles = append(titles, t)
+		signals = append(signals, e.signals)
 	}
-	// The order of an Index (year descending, then id), so that New finds
-	// the embedded titles already sorted.
-	slices.SortFunc(titles, func(a, b memento.Title) int {
-		return cmp.Or(cmp.Compare(b.Year, a.Year), strings.Compare(a.ID, b.ID))
-	})
-	return titles
+	return titles, signals
 }
 
 var (

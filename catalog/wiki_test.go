@@ -44,8 +44,21 @@ func TestBuildWikiMovies(t *testing.T) {
 			Genres: []string{"Biography"}, Cast: []string{"Robert Downey Jr.", "Dan Aykroyd"},
 			Href: WikipediaURL + "Chaplin_(film)"},
 	}
-	if diff := cmp.Diff(want, titles); diff != "" {
+	if diff := cmp.Diff(want, titles, ignoreNotability()); diff != "" {
 		t.Errorf("titles mismatch (-want +got):\n%s", diff)
+	}
+	// Heat has the longest plot and cast of the test films.
+	best := titles[0]
+	for _, tt := range titles {
+		if tt.Notability <= 0 || tt.Notability > 1 {
+			t.Errorf("%s: notability %v is not in (0, 1]", tt.ID, tt.Notability)
+		}
+		if tt.Notability > best.Notability {
+			best = tt
+		}
+	}
+	if best.ID != "wiki:Heat_(1995_film)" || best.Notability != 1 {
+		t.Errorf("most notable = %s (%v), want wiki:Heat_(1995_film) (1)", best.ID, best.Notability)
 	}
 }
 

@@ -23,6 +23,7 @@ type searchInput struct {
 	Q         string `query:"q" doc:"Free text, ranked by BM25 over title and plot"`
 	Adult     string `query:"adult" doc:"true for adult titles only, false for none (the default leaves them out)"`
 	Exclude   string `query:"exclude" doc:"Comma-separated title ids never to return"`
+	Sort      string `query:"sort" doc:"Order: empty for exact title matches and the best known titles first, year for newest first"`
 	Page      string `query:"page" doc:"Page number, from 1" example:"1"`
 	Size      string `query:"size" doc:"Titles per page (1-100, default 12)" example:"12"`
 }
@@ -108,6 +109,7 @@ func (in *searchInput) query() (memento.TitleQuery, error) {
 	q := memento.TitleQuery{
 		Genres: splitList(in.Genres), AllGenres: in.AllGenres, Type: strings.TrimSpace(in.Type),
 		Text: strings.TrimSpace(in.Q), Exclude: splitList(in.Exclude), Page: 1, Size: memento.DefaultPageSize,
+		Sort: strings.ToLower(strings.TrimSpace(in.Sort)),
 	}
 	if p := strings.TrimSpace(in.Person); p != "" {
 		q.People = []string{p}

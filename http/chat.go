@@ -72,7 +72,7 @@ type threadOutput struct {
 }
 
 // RegisterChat adds the agent's routes: POST /v1/chat and the thread
-// memory it keeps.
+// memory it keeps (threads, their context, summaries and stored answers).
 func RegisterChat(ag *agent.Agent, threads memento.ThreadService, log memento.MessageLog) func(api huma.API, s *Server) {
 	return func(api huma.API, s *Server) {
 		huma.Register(api, huma.Operation{
@@ -149,6 +149,7 @@ func RegisterChat(ag *agent.Agent, threads memento.ThreadService, log memento.Me
 			}
 			return &setContextOutput{Body: st.Context}, nil
 		})
+		registerAnswers(api, s, threads)
 	}
 }
 

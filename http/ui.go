@@ -22,6 +22,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/agent"
 )
 
 // web holds the page's templates and its static assets (CSS, JavaScript,
@@ -179,6 +180,17 @@ type turnView struct {
 	Cards  []cardView
 	Chips  []Chip
 	Latest bool
+	// Notes and Memory come from the turn's stored answer: the agent's
+	// notes and what the answer drew on.
+	Notes  []string
+	Memory []MemoryLine
+}
+
+// MemoryLine is one entry of an answer's "What Memento drew on": the
+// kind of memory, in words, and what it said.
+type MemoryLine struct {
+	Kind string
+	Text string
 }
 
 type cardView struct {
@@ -285,9 +297,11 @@ func (h *uiHandler) threads(ctx context.Context, sc memento.Scope, current strin
 	return v
 }
 
-// conversation renders a thread's recent messages. The latest answer
-// shows the titles it recommended (from the thread's state) and the
-// active context as removable chips.
+// conversation renders a thread's recent messages. Each answer the
+// thread stored shows its cards with their reasons, its notes and what it
+// drew on, as it did when it was given; an answer stored before answers
+// were kept shows its text only. The latest answer's chips are the
+// active context the next turn starts from, and can be removed.
 func (h *uiHandler) conversation(ctx context.Context, sc memento.Scope, thread string) conversationView {
 	v := conversationView{User: sc.User, Thread: thread, Turns: []turnView{}}
 	st, err := h.Threads.ThreadState(ctx, sc, thread)
@@ -307,41 +321,147 @@ func (h *uiHandler) conversation(ctx context.Context, sc memento.Scope, thread s
 		v.Error = "The messages could not be loaded: " + memento.ErrorMessage(err)
 		return v
 	}
+	answers := h.answers(ctx, sc, thread)
+	latest, latestStored := -1, false
 	for _, m := range msgs {
-		v.Turns = append(v.Turns, turnView{User: m.Role == memento.RoleUser, Text: m.Text, At: m.At})
-	}
-	// The newest answer gets its titles back from the catalog and the
-	// context the next turn starts from.
-	for i := len(v.Turns) - 1; i >= 0; i-- {
-		if v.Turns[i].User {
-			continue
+		t := turnView{User: m.Role == memento.RoleUser, Text: m.Text, At: m.At}
+		if !t.User {
+			a, ok := answers[m.ID]
+			if ok {
+				fillTurn(&t, a)
+			}
+			latest, latestStored = len(v.Turns), ok
 		}
-		t := &v.Turns[i]
+		v.Turns = append(v.Turns, t)
+	}
+	if latest >= 0 {
+		// The newest answer's chips are the context the next turn starts
+		// from, which the user may have edited since. Without a stored
+		// answer its titles come back from the catalog, without reasons.
+		t := &v.Turns[latest]
 		t.Latest = true
 		t.Chips = Chips(st.Context)
-		var names []string
-		for _, id := range st.LastShown {
-			if h.server.Catalog == nil {
-				break
-			}
-			title, err := h.server.Catalog.Title(ctx, id)
-			if err != nil {
-				continue
-			}
-			t.Cards = append(t.Cards, cardView{ID: title.ID, Title: title.Title, Type: title.Type, Year: title.Year,
-				Genres: title.Genres, Overview: FirstSentence(title.Overview), Why: []string{}})
-			names = append(names, title.Title)
+		if !latestStored {
+			t.Cards = h.shownCards(ctx, st.LastShown)
+			t.Text = StripTitleList(t.Text, cardTitles(t.Cards))
 		}
-		t.Text = StripTitleList(t.Text, names)
-		h.markActions(ctx, sc, t.Cards)
-		break
 	}
+	var cards []*cardView
+	for i := range v.Turns {
+		for j := range v.Turns[i].Cards {
+			cards = append(cards, &v.Turns[i].Cards[j])
+		}
+	}
+	h.markActions(ctx, sc, cards)
 	return v
+}
+
+// answers returns the thread's stored answers by the id of their message.
+// A failure only costs the cards of earlier turns, so it is logged, not
+// shown.
+func (h *uiHandler) answers(ctx context.Context, sc memento.Scope, thread string) map[string]agent.Response {
+	out := map[string]agent.Response{}
+	stored, err := h.Threads.Answers(ctx, sc, thread, uiMaxTurns)
+	if err != nil {
+		h.server.Logger.WarnContext(ctx, "load stored answers for the web UI", "user", sc.User, "thread", thread, "err", err)
+		return out
+	}
+	for _, a := range decodeAnswers(ctx, h.server, stored) {
+		out[a.Message] = a.Answer
+	}
+	return out
+}
+
+// fillTurn shows a stored answer in its turn as app.js shows a fresh one
+// (fillAnswer): cards with reasons, the context it searched (a record, not
+// removable), notes and the memory it drew on.
+func fillTurn(t *turnView, a agent.Response) {
+	for _, r := range a.Titles {
+		t.Cards = append(t.Cards, cardView{ID: r.ID, Title: r.Title, Type: r.Type, Year: r.Year,
+			Genres: r.Genres, Overview: r.Overview, Why: r.Why})
+	}
+	t.Text = StripTitleList(t.Text, cardTitles(t.Cards))
+	for _, c := range Chips(a.ActiveContext) {
+		c.Record = true
+		t.Chips = append(t.Chips, c)
+	}
+	t.Notes = a.Notes
+	t.Memory = MemoryItems(a.Memory)
+}
+
+// MemoryItems lists what an answer drew on, as "What Memento drew on"
+// shows it: the summary, then each memory used. A used item that repeats
+// the summary is shown once. app.js renders the same list for answers it
+// receives; keep the two in step.
+func MemoryItems(m agent.MemoryUsed) []MemoryLine {
+	var out []MemoryLine
+	if m.Summary != "" {
+		out = append(out, MemoryLine{Kind: "Summary", Text: m.Summary})
+	}
+	for _, u := range m.Used {
+		if u.Kind == "summary" && u.Text == m.Summary {
+			continue
+		}
+		text := u.Text
+		if text == "" {
+			text = u.ID
+		}
+		kind := u.Kind
+		if kind == "" {
+			kind = "memory"
+		}
+		out = append(out, MemoryLine{Kind: humanize(kind), Text: text})
+	}
+	return out
+}
+
+// humanize turns a kind into words: "profile_key" → "Profile key".
+func humanize(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == '.':
+			b.WriteByte(' ')
+		case i > 0 && unicode.IsUpper(r):
+			b.WriteByte(' ')
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	w := strings.TrimSpace(b.String())
+	r, size := utf8.DecodeRuneInString(w)
+	return string(unicode.ToUpper(r)) + w[size:]
+}
+
+// shownCards are the cards of titles shown, looked up in the catalog.
+func (h *uiHandler) shownCards(ctx context.Context, ids []string) []cardView {
+	var out []cardView
+	for _, id := range ids {
+		if h.server.Catalog == nil {
+			break
+		}
+		title, err := h.server.Catalog.Title(ctx, id)
+		if err != nil {
+			continue
+		}
+		out = append(out, cardView{ID: title.ID, Title: title.Title, Type: title.Type, Year: title.Year,
+			Genres: title.Genres, Overview: FirstSentence(title.Overview), Why: []string{}})
+	}
+	return out
+}
+
+func cardTitles(cards []cardView) []string {
+	out := make([]string, len(cards))
+	for i, c := range cards {
+		out[i] = c.Title
+	}
+	return out
 }
 
 // markActions sets what the user did about each card's title, the newest
 // of liked and disliked counting.
-func (h *uiHandler) markActions(ctx context.Context, sc memento.Scope, cards []cardView) {
+func (h *uiHandler) markActions(ctx context.Context, sc memento.Scope, cards []*cardView) {
 	if h.Events == nil || len(cards) == 0 {
 		return
 	}
@@ -350,22 +470,21 @@ func (h *uiHandler) markActions(ctx context.Context, sc memento.Scope, cards []c
 		h.server.Logger.WarnContext(ctx, "list events for the web UI", "user", sc.User, "err", err)
 		return
 	}
-	index := map[string]*cardView{}
-	for i := range cards {
-		index[cards[i].ID] = &cards[i]
+	// A title shown in several answers is marked on each of its cards.
+	index := map[string][]*cardView{}
+	for _, c := range cards {
+		index[c.ID] = append(index[c.ID], c)
 	}
 	for _, e := range events {
-		c := index[e.TitleID]
-		if c == nil {
-			continue
-		}
-		switch e.Type {
-		case memento.EventWatched, memento.EventFinished:
-			c.Watched = true
-		case memento.EventLiked:
-			c.Liked, c.Disliked = true, false
-		case memento.EventDisliked:
-			c.Liked, c.Disliked = false, true
+		for _, c := range index[e.TitleID] {
+			switch e.Type {
+			case memento.EventWatched, memento.EventFinished:
+				c.Watched = true
+			case memento.EventLiked:
+				c.Liked, c.Disliked = true, false
+			case memento.EventDisliked:
+				c.Liked, c.Disliked = false, true
+			}
 		}
 	}
 }
@@ -504,6 +623,9 @@ type Chip struct {
 	Label string
 	// Removable is false for the count, which always has a value.
 	Removable bool
+	// Record is true for the chips of an earlier answer: they show what
+	// it searched, and removing them would change nothing.
+	Record bool
 }
 
 // Chips lists the constraints of an active context in the order the page

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -202,6 +203,12 @@ type taste struct {
 	// reasons are the reasons each preference gives, as live ("you like
 	// heist"), built once rather than for every explained title.
 	reasons []string
+	// named marks the concepts of several words ("christopher nolan",
+	// "tom hanks"): names and phrases, which a title's vector can come
+	// close to by sharing a few letters. They are given as a reason only
+	// when the title's text names them, so a romantic comedy is never
+	// shown "because you like christopher nolan".
+	named []bool
 	// The preferences whose words the text of the catalog title at
 	// position i contains are hits[hitStart[i]:hitStart[i+1]].
 	hitStart []int32
@@ -240,7 +247,7 @@ func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) 
 	if len(live) == 0 {
 		u = nil
 	} else {
-		u = &taste{version: ver.Version, at: now, live: live, concepts: make([][]float32, len(live)), reasons: make([]string, len(live))}
+		u = &taste{version: ver.Version, at: now, live: live, concepts: make([][]float32, len(live)), reasons: make([]string, len(live)), named: make([]bool, len(live))}
 		var norm float64
 		for i, p := range live {
 			v, err := sc.Titles.Concept(ctx, p.Vector)
@@ -248,6 +255,7 @@ func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) 
 				return nil, err
 			}
 			u.concepts[i] = v
+			u.named[i] = len(strings.Fields(p.Concept)) > 1
 			if p.EffectiveWeight < 0 {
 				u.reasons[i] = "you dislike " + p.Concept
 			} else {
@@ -354,7 +362,7 @@ func why(u *taste, title []float32, matched []int32, minSim float32, lexical flo
 	for p, v := range u.concepts {
 		sim := rankDot(v, title)
 		hit := slices.Contains(matched, int32(p))
-		if sim < minSim && !hit {
+		if !hit && (sim < minSim || u.named[p]) {
 			continue
 		}
 		c := float64(sim)

@@ -179,7 +179,9 @@ func refScores(tb testing.TB, sc *Scorer, ref *TitleSpace, s memento.Scope, titl
 			if !hit && math.Abs(sim-minSim) < hair {
 				out[i].ambiguous = true
 			}
-			if sim < minSim && !hit {
+			// A concept of several words is a reason only where the
+			// title's text names it.
+			if !hit && (sim < minSim || len(strings.Fields(pref.Concept)) > 1) {
 				continue
 			}
 			c := sim

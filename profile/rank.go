@@ -190,11 +190,17 @@ func (r *Ranker) collaborative() {
 // title by name (its free text is the title).
 func (r *Ranker) Signal(ac memento.ActiveContext, t memento.Title) agent.Signal {
 	sig := agent.Signal{}
+	asked := ac.FreeText != "" && fold(ac.FreeText) == fold(t.Title)
 	if r.seen[t.ID] {
-		if ac.FreeText == "" || fold(ac.FreeText) != fold(t.Title) {
+		if !asked {
 			return agent.Signal{Drop: true, Why: []string{"you have seen it"}}
 		}
 		sig.Why = append(sig.Why, "you have seen it, but asked for it")
+	}
+	// A title turned down (skipped) in any thread is not offered again
+	// unless asked for by name.
+	if r.skipped[t.ID] && !asked {
+		return agent.Signal{Drop: true, Why: []string{"you turned it down before"}}
 	}
 	if r.model != nil {
 		if i, ok := r.model.Index(t.ID); ok {
@@ -264,7 +270,7 @@ func (r *Ranker) Signal(ac memento.ActiveContext, t memento.Title) agent.Signal 
 	}
 	if r.skipped[t.ID] {
 		sig.Score -= r.w.Skipped
-		sig.Why = append(sig.Why, "you skipped it before")
+		sig.Why = append(sig.Why, "you turned it down before, but asked for it")
 	}
 	return sig
 }

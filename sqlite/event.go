@@ -62,40 +62,51 @@ func (db *DB) AddEvents(ctx context.Context, s memento.Scope, events []memento.E
 	}
 	var inserted int
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
-		inserted = 0
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
 			return err
 		}
-		now := db.now()
-		var jobs []memento.JobRequest
-		for _, e := range events {
-			if e.ID == "" {
-				e.ID = newID("evt_")
-			}
-			if e.At.IsZero() {
-				e.At = now
-			}
-			e.Tenant, e.User, e.At, e.CreatedAt = s.Tenant, s.User, e.At.UTC(), now
-			res, err := tx.ExecContext(ctx, `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, id) DO NOTHING`,
-				e.Tenant, e.User, e.ID, string(e.Type), e.TitleID, e.Value, nanos(e.At), nanos(e.CreatedAt))
-			if err != nil {
-				return fmt.Errorf("insert event %s: %w", e.ID, err)
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				continue // stored before
-			}
-			inserted++
-			if jobsFor != nil {
-				jobs = append(jobs, jobsFor(e)...)
-			}
-		}
-		return db.insertJobs(ctx, tx, s, jobs)
+		var err error
+		inserted, err = db.insertEvents(ctx, tx, s, events, jobsFor)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("add events: %w", err)
+	}
+	return inserted, nil
+}
+
+// insertEvents stores events of a user that exists, and the jobs of each
+// new one, in tx. It returns how many were new.
+func (db *DB) insertEvents(ctx context.Context, tx *sql.Tx, s memento.Scope, events []memento.Event, jobsFor func(memento.Event) []memento.JobRequest) (int, error) {
+	inserted := 0
+	now := db.now()
+	var jobs []memento.JobRequest
+	for _, e := range events {
+		if e.ID == "" {
+			e.ID = newID("evt_")
+		}
+		if e.At.IsZero() {
+			e.At = now
+		}
+		e.Tenant, e.User, e.At, e.CreatedAt = s.Tenant, s.User, e.At.UTC(), now
+		res, err := tx.ExecContext(ctx, `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, id) DO NOTHING`,
+			e.Tenant, e.User, e.ID, string(e.Type), e.TitleID, e.Value, nanos(e.At), nanos(e.CreatedAt))
+		if err != nil {
+			return 0, fmt.Errorf("insert event %s: %w", e.ID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return 0, err
+		} else if n == 0 {
+			continue // stored before
+		}
+		inserted++
+		if jobsFor != nil {
+			jobs = append(jobs, jobsFor(e)...)
+		}
+	}
+	if err := db.insertJobs(ctx, tx, s, jobs); err != nil {
+		return 0, err
 	}
 	return inserted, nil
 }

@@ -25,12 +25,13 @@ func (db *DB) ThreadState(ctx context.Context, s memento.Scope, thread string) (
 		Thread:    memento.Thread{Tenant: s.Tenant, User: s.User, ID: thread},
 		Context:   memento.NewActiveContext(),
 		LastShown: []string{},
+		Shown:     []string{},
 	}
 	var created, updated int64
-	var contextJSON, shownJSON string
-	err = db.readPoolRow(ctx, `SELECT created_at, updated_at, last_seq, context, last_shown FROM threads
+	var contextJSON, shownJSON, allShownJSON string
+	err = db.readPoolRow(ctx, `SELECT created_at, updated_at, last_seq, context, last_shown, shown FROM threads
 		WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, thread).
-		Scan(&created, &updated, &st.LastSeq, &contextJSON, &shownJSON)
+		Scan(&created, &updated, &st.LastSeq, &contextJSON, &shownJSON, &allShownJSON)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, nil
 	} else if err != nil {
@@ -46,6 +47,12 @@ func (db *DB) ThreadState(ctx context.Context, s memento.Scope, thread string) (
 	}
 	if st.LastShown == nil {
 		st.LastShown = []string{}
+	}
+	if err := json.Unmarshal([]byte(allShownJSON), &st.Shown); err != nil {
+		return nil, fmt.Errorf("decode shown titles of thread %s: %w", thread, err)
+	}
+	if st.Shown == nil {
+		st.Shown = []string{}
 	}
 	return st, nil
 }
@@ -68,6 +75,9 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 	if err := checkMessages(t.Messages); err != nil {
 		return nil, err
 	}
+	if err := checkEvents(t.Events); err != nil {
+		return nil, fmt.Errorf("save turn in thread %s: %w", t.Thread, err)
+	}
 	ac := t.State.Context.Clone()
 	contextJSON, err := json.Marshal(ac)
 	if err != nil {
@@ -80,6 +90,14 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 	shownJSON, err := json.Marshal(shown)
 	if err != nil {
 		return nil, fmt.Errorf("save turn in thread %s: encode last shown: %w", t.Thread, err)
+	}
+	all := t.State.Shown
+	if all == nil {
+		all = shown
+	}
+	allShownJSON, err := json.Marshal(all[:min(len(all), memento.MaxShownRemembered)])
+	if err != nil {
+		return nil, fmt.Errorf("save turn in thread %s: encode shown titles: %w", t.Thread, err)
 	}
 	var out []memento.Message
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
@@ -102,15 +120,28 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE threads SET context = ?, last_shown = ?, updated_at = ?
+		if _, err := tx.ExecContext(ctx, `UPDATE threads SET context = ?, last_shown = ?, shown = ?, updated_at = ?
 			WHERE tenant_id = ? AND user_id = ? AND id = ?`,
-			string(contextJSON), string(shownJSON), nanos(db.now()), s.Tenant, s.User, t.Thread); err != nil {
+			string(contextJSON), string(shownJSON), string(allShownJSON), nanos(db.now()), s.Tenant, s.User, t.Thread); err != nil {
 			return fmt.Errorf("update thread state: %w", err)
 		}
 		var fresh []memento.Message
 		for i, m := range stored {
 			if inserted[i] {
 				fresh = append(fresh, m)
+			}
+		}
+		if len(t.Answer) > 0 && len(stored) > 0 && inserted[len(stored)-1] {
+			last := stored[len(stored)-1]
+			if _, err := tx.ExecContext(ctx, `INSERT INTO turn_answers (message_pk, answer)
+				SELECT pk, ? FROM messages WHERE tenant_id = ? AND user_id = ? AND id = ?`,
+				string(t.Answer), s.Tenant, s.User, last.ID); err != nil {
+				return fmt.Errorf("store the answer: %w", err)
+			}
+		}
+		if len(t.Events) > 0 {
+			if _, err := db.insertEvents(ctx, tx, s, t.Events, t.EventJobs); err != nil {
+				return err
 			}
 		}
 		if t.JobsFor != nil && len(fresh) > 0 {
@@ -123,6 +154,44 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 	})
 	if err != nil {
 		return nil, fmt.Errorf("save turn in thread %s: %w", t.Thread, err)
+	}
+	return out, nil
+}
+
+// Answers returns the newest limit stored answers of a thread, oldest
+// first (limit <= 0: all of them). An unknown thread has none.
+func (db *DB) Answers(ctx context.Context, s memento.Scope, thread string, limit int) ([]memento.TurnAnswer, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkThread(thread); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT id, seq, answer FROM (
+			SELECT m.id, m.seq, a.answer FROM turn_answers a JOIN messages m ON m.pk = a.message_pk
+			WHERE m.tenant_id = ? AND m.user_id = ? AND m.thread_id = ?
+			ORDER BY m.seq DESC LIMIT ?)
+		ORDER BY seq`, s.Tenant, s.User, thread, limit)
+	if err != nil {
+		return nil, fmt.Errorf("answers of thread %s: %w", thread, err)
+	}
+	defer rows.Close()
+	out := []memento.TurnAnswer{}
+	for rows.Next() {
+		var a memento.TurnAnswer
+		var text string
+		if err := rows.Scan(&a.Message, &a.Seq, &text); err != nil {
+			return nil, fmt.Errorf("answers of thread %s: %w", thread, err)
+		}
+		a.Answer = json.RawMessage(text)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("answers of thread %s: %w", thread, err)
 	}
 	return out, nil
 }

@@ -2,6 +2,8 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,6 +23,7 @@ func TestThreadStateOfNewThread(t *testing.T) {
 		Thread:    memento.Thread{Tenant: memento.DefaultTenant, User: "ann", ID: "new"},
 		Context:   memento.NewActiveContext(),
 		LastShown: []string{},
+		Shown:     []string{},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ThreadState (-want +got):\n%s", diff)
@@ -254,5 +257,40 @@ func TestSummaries(t *testing.T) {
 	for _, sum := range bad {
 		_, err := db.AppendSummary(ctx, s, sum)
 		wantCode(t, err, memento.EINVALID)
+	}
+}
+
+// TestThreadRemembersWhatItShowed checks that a thread keeps every title
+// it showed (newest first, bounded), apart from the last answer's.
+func TestThreadRemembersWhatItShowed(t *testing.T) {
+	db := sqlitetest.Open(t)
+	ctx := context.Background()
+	s := memento.Scope{User: "ann"}
+	many := make([]string, memento.MaxShownRemembered+10)
+	for i := range many {
+		many[i] = fmt.Sprintf("t%d", i)
+	}
+	for i, st := range []memento.ThreadState{
+		{LastShown: []string{"a", "b"}, Shown: []string{"a", "b"}},
+		{LastShown: []string{"c"}, Shown: []string{"c", "a", "b"}},
+		{LastShown: []string{"d"}}, // a caller that keeps no list: the last answer's titles
+		{LastShown: []string{"e"}, Shown: many},
+	} {
+		if _, err := db.SaveTurn(ctx, memento.Turn{Scope: s, Thread: "t", State: st,
+			Messages: []memento.Message{{ID: fmt.Sprint("m", i), Role: memento.RoleUser, Text: "x"}}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.ThreadState(ctx, s, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := st.Shown
+		if want == nil {
+			want = st.LastShown
+		}
+		want = want[:min(len(want), memento.MaxShownRemembered)]
+		if !slices.Equal(got.Shown, want) || !slices.Equal(got.LastShown, st.LastShown) {
+			t.Errorf("turn %d: shown %d titles %v…, last %v; want %d %v…, last %v", i+1, len(got.Shown), got.Shown[:min(3, len(got.Shown))], got.LastShown, len(want), want[:min(3, len(want))], st.LastShown)
+		}
 	}
 }

@@ -29,12 +29,12 @@ func (db *DB) PutTitles(ctx context.Context, titles []memento.Title, replace boo
 			}
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO titles
-			(id, title, type, year, end_year, genres, cast_members, overview, runtime_minutes, is_adult, href)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			(id, title, type, year, end_year, genres, cast_members, overview, runtime_minutes, is_adult, href, notability)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET title = excluded.title, type = excluded.type, year = excluded.year,
 				end_year = excluded.end_year, genres = excluded.genres, cast_members = excluded.cast_members,
 				overview = excluded.overview, runtime_minutes = excluded.runtime_minutes,
-				is_adult = excluded.is_adult, href = excluded.href`)
+				is_adult = excluded.is_adult, href = excluded.href, notability = excluded.notability`)
 		if err != nil {
 			return err
 		}
@@ -49,7 +49,7 @@ func (db *DB) PutTitles(ctx context.Context, titles []memento.Title, replace boo
 				return err
 			}
 			if _, err := stmt.ExecContext(ctx, t.ID, t.Title, t.Type, t.Year, t.EndYear, genres, cast,
-				t.Overview, t.RuntimeMinutes, t.IsAdult, t.Href); err != nil {
+				t.Overview, t.RuntimeMinutes, t.IsAdult, t.Href, min(max(t.Notability, 0), 1)); err != nil {
 				return fmt.Errorf("put title %s: %w", t.ID, err)
 			}
 		}
@@ -73,7 +73,7 @@ func jsonList(l []string) (string, error) {
 // Titles returns every stored title, ordered by id.
 func (db *DB) Titles(ctx context.Context) ([]memento.Title, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT id, title, type, year, end_year, genres, cast_members,
-		overview, runtime_minutes, is_adult, href FROM titles ORDER BY id`)
+		overview, runtime_minutes, is_adult, href, notability FROM titles ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list titles: %w", err)
 	}
@@ -83,7 +83,7 @@ func (db *DB) Titles(ctx context.Context) ([]memento.Title, error) {
 		var t memento.Title
 		var genres, cast string
 		if err := rows.Scan(&t.ID, &t.Title, &t.Type, &t.Year, &t.EndYear, &genres, &cast,
-			&t.Overview, &t.RuntimeMinutes, &t.IsAdult, &t.Href); err != nil {
+			&t.Overview, &t.RuntimeMinutes, &t.IsAdult, &t.Href, &t.Notability); err != nil {
 			return nil, fmt.Errorf("list titles: %w", err)
 		}
 		if err := json.Unmarshal([]byte(genres), &t.Genres); err != nil {

@@ -14,7 +14,7 @@ func TestTitles(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t)
 	heat := memento.Title{ID: "ml:2", Title: "Heat", Type: memento.TypeMovie, Year: 1995, Genres: []string{"Crime", "Thriller"},
-		Cast: []string{"Al Pacino", "Robert De Niro"}, Overview: "A cop and a thief.", RuntimeMinutes: 170, Href: "https://example.org/heat"}
+		Cast: []string{"Al Pacino", "Robert De Niro"}, Overview: "A cop and a thief.", RuntimeMinutes: 170, Href: "https://example.org/heat", Notability: 0.87}
 	sopranos := memento.Title{ID: "imdb:tt0141842", Title: "The Sopranos", Type: memento.TypeTVSeries, Year: 1999, EndYear: 2007,
 		Genres: []string{"Crime", "Drama"}, Cast: []string{}, IsAdult: false}
 	noLists := memento.Title{ID: "ml:3", Title: "Untitled", Type: memento.TypeMovie}

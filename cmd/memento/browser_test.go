@@ -407,6 +407,13 @@ func chatAndInspector(t *testing.T, ctx context.Context, s *shooter, base string
 	if ids := jsEval[[]string](t, ctx, latestCards+`.map(c => c.dataset.titleId)`); !slices.Equal(ids, second) {
 		t.Errorf("after a reload the latest answer shows %v, want %v", ids, second)
 	}
+	// The earlier answer keeps its cards too, and every card its reasons.
+	if ids := jsEval[[]string](t, ctx, `[...document.querySelectorAll('.turn-agent:not(.latest) .card')].map(c => c.dataset.titleId)`); !slices.Equal(ids, first) {
+		t.Errorf("after a reload the earlier answer shows %v, want %v", ids, first)
+	}
+	if why := jsEval[[]int](t, ctx, `[...document.querySelectorAll('.turn-agent')].map(a => [...a.querySelectorAll('.card')].filter(c => c.querySelectorAll('.why li').length > 0).length)`); !slices.Equal(why, []int{3, 3}) {
+		t.Errorf("after a reload the cards with reasons per answer are %v, want [3 3]", why)
+	}
 	if pressed := jsEval[string](t, ctx, fmt.Sprintf(`document.querySelector('.turn-agent.latest .card[data-title-id="' + CSS.escape(%q) + '"] .act-no').getAttribute('aria-pressed')`, disliked)); pressed != "true" {
 		t.Errorf("after a reload %s no longer shows it was turned down (aria-pressed %s)", disliked, pressed)
 	}

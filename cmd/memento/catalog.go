@@ -68,7 +68,8 @@ func (m *Main) catalogSearchCommand() *cobra.Command {
 	f.IntVar(&q.MinYear, "min-year", 0, "earliest year, inclusive")
 	f.IntVar(&q.MaxYear, "max-year", 0, "latest year, inclusive")
 	f.StringVar(&person, "person", "", "a cast member, case-insensitive")
-	f.StringVar(&q.Text, "text", "", "free text, ranked by BM25 over title and plot")
+	f.StringVar(&q.Text, "text", "", "free text: exact title matches first, then BM25 over title and plot blended with notability")
+	f.StringVar(&q.Sort, "sort", memento.SortDefault, `order: empty for the best known first, "year" for newest first`)
 	f.StringArrayVar(&q.Exclude, "exclude", nil, "a title id never to return; repeat for several")
 	f.IntVar(&q.Page, "page", 1, "page number, from 1")
 	f.IntVar(&q.Size, "size", memento.DefaultPageSize, "titles per page")
@@ -122,7 +123,7 @@ type importReport struct {
 }
 
 func (m *Main) catalogImportCommand() *cobra.Command {
-	var format string
+	var format, ratings string
 	var replace, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "import FILE",
@@ -131,13 +132,19 @@ func (m *Main) catalogImportCommand() *cobra.Command {
 
 Formats: imdb (title.basics.tsv or .tsv.gz), movielens (movies.csv) and jsonl
 (one {"id","title","type","year","endYear","genres","cast","overview",
-"runtimeMinutes","isAdult"} object a line). Without --replace the titles extend
-the current catalog (the embedded one until something was imported); with it
-they replace it. Malformed rows are skipped and counted.`,
+"runtimeMinutes","isAdult","notability"} object a line). Without --replace the
+titles extend the current catalog (the embedded one until something was
+imported); with it they replace it. Malformed rows are skipped and counted.
+
+Every title gets a notability (0-1) that search ranks by: from IMDb's numVotes
+in title.ratings.tsv beside the IMDb file, or from the rating counts of
+ratings.csv beside MovieLens's movies.csv (or the file --ratings names); from
+the notability field of JSON lines; otherwise from the titles' own fields
+(plot length, cast size, how many titles the cast is in).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			titles, rep, err := catalog.ReadFile(args[0], format)
+			titles, rep, err := catalog.ReadFileRatings(args[0], format, ratings)
 			if err != nil {
 				return err
 			}
@@ -176,10 +183,14 @@ they replace it. Malformed rows are skipped and counted.`,
 				fmt.Fprintf(m.Stderr, "warning: line %d skipped: %s: %s\n", e.Line, e.Reason, e.Detail)
 			}
 			fmt.Fprintf(m.Stdout, "imported %d titles from %s (%d malformed rows skipped); the catalog has %d titles\n", written, args[0], rep.Skipped, total)
+			source := map[string]string{catalog.NotabilityCounts: "rating counts in " + rep.RatingsFile,
+				catalog.NotabilityFile: "the file's notability fields", catalog.NotabilityFields: "the titles' fields"}[rep.Notability]
+			fmt.Fprintf(m.Stdout, "notability from %s\n", source)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "jsonl", "input format: imdb, movielens or jsonl")
+	cmd.Flags().StringVar(&ratings, "ratings", "", "IMDb title.ratings.tsv or MovieLens ratings.csv to rank titles by (default: the one beside FILE, if any)")
 	cmd.Flags().BoolVar(&replace, "replace", false, "replace the catalog instead of extending it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
@@ -190,7 +201,7 @@ func (m *Main) catalogBuildCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the embedded catalog file from the Wikipedia film lists",
-		Long:  "Build the compressed JSON-lines catalog that is embedded in the binary from the wikimovies data (one gzipped JSON array per decade). `go generate ./catalog` runs the same generator.",
+		Long:  "Build the compressed JSON-lines catalog that is embedded in the binary from the wikimovies data (one gzipped JSON array per decade), with every title's notability computed from the data (plot length, cast, how many films the cast is in, poster, sequels). `go generate ./catalog` runs the same generator.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			titles, rep, err := catalog.BuildWikiMovies(src)

@@ -10,6 +10,7 @@ import (
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/llm/openai"
 	"github.com/memento-ai/memento/prefs"
+	"github.com/memento-ai/memento/profile"
 )
 
 // Model returns the configured language model, opening it on first use.
@@ -27,7 +28,7 @@ func (a *App) Model(ctx context.Context) (memento.LanguageModel, error) {
 		standIn := offline.New(offline.Options{})
 		if cat, err := a.Catalog(ctx); err == nil {
 			opts = append(opts, openai.WithGenres(cat.Genres()))
-			standIn = offline.New(offline.Options{People: cat, Genres: cat.Genres()})
+			standIn = offline.New(offline.Options{People: cat, Genres: cat.Genres(), Titles: cat.ResolveTitle})
 		}
 		m, err := openai.New(a.openaiConfig(), opts...)
 		if err != nil {
@@ -43,7 +44,7 @@ func (a *App) Model(ctx context.Context) (memento.LanguageModel, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.model = offline.New(offline.Options{People: cat, Genres: cat.Genres()})
+		a.model = offline.New(offline.Options{People: cat, Genres: cat.Genres(), Titles: cat.ResolveTitle})
 	}
 	a.Logger.Info("language model", "provider", a.Config.LLM.Provider, "name", a.model.Name())
 	return a.model, nil
@@ -126,6 +127,14 @@ func (a *App) Agent(ctx context.Context) (*agent.Agent, error) {
 		// the answer does not show.
 		Fallback: offline.New(offline.Options{}),
 		Memory:   a.agentMemory(ctx),
+		Resolve:  cat.ResolveTitle,
+		Similar:  &prefs.Likeness{Titles: prefScorer.Titles},
+		// Attribute memories are read with the offline rules, whatever
+		// model the agent talks to: the turn's path makes no model call
+		// of its own.
+		Attributes: a.DB,
+		Rules:      offline.New(offline.Options{People: cat, Genres: cat.Genres()}),
+		EventJobs:  profile.EventJobs,
 	}
 	return a.agent, nil
 }

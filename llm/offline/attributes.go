@@ -368,6 +368,14 @@ func assign(f memento.Fact, attrs []schemaAttr) string {
 		return ""
 	}
 	fi := readFact(f)
+	// "Has already seen Heat" is an action, not a taste or a wish: the
+	// profile records it as a watched event (and the agent keeps the
+	// title out of later answers). Filed under an attribute it would
+	// read as something the user wants to watch.
+	if fi.has("has seen", "has already seen", "already seen", "has watched", "has already watched", "already watched", "saw") &&
+		!fi.has("hasn't seen", "has never seen", "has not seen", "never saw", "wants to") && !fi.positive && !fi.negative {
+		return ""
+	}
 	for _, c := range categories {
 		if !c.test(fi) {
 			continue

@@ -48,6 +48,10 @@ func TestAssignAttributes(t *testing.T) {
 		{movieSchema, fact("usually enjoys movies with Seth Rogen and Jonah Hill"), "LIKES"},
 		{movieSchema, negFact("didn't like the new recall"), "DISLIKES"},
 		{movieSchema, fact("moved to Lisbon"), ""},
+		// A title seen is an event for the profile, not a wish to watch.
+		{movieSchema, fact("has seen Heat and Ronin already"), ""},
+		{movieSchema, fact("has already seen Heat"), ""},
+		{movieSchema, fact("hasn't seen Dune yet"), "WANTS_TO_WATCH"},
 		{movieSchema, fact("has a daughter who is 7"), ""},
 
 		{genericSchema, fact("moved to Lisbon"), "LOCATION"},

@@ -300,6 +300,11 @@ func genreContextOK(toks []token, i, n int) bool {
 	if i+n < len(toks) && toks[i+n].brk == 0 {
 		next = toks[i+n].w
 	}
+	if commentAt(toks, i) {
+		// "That is a funny movie", "sounds scary": a comment on a title
+		// shown, not a wish.
+		return false
+	}
 	switch w {
 	case "kids", "kid", "children", "family":
 		// "my kids are 5", "the kids enjoyed it": people, not a genre

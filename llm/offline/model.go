@@ -2,6 +2,7 @@ package offline
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memento-ai/memento"
@@ -37,13 +38,20 @@ var DefaultGenres = []string{
 // wall clock.
 type Options struct {
 	// People recognises cast members' names in requests; nil turns people
-	// recognition off.
+	// recognition off. When it is also a PeopleLister, misspelt names are
+	// corrected as well.
 	People PersonLookup
 	// Genres is the catalog's genre vocabulary. Requests are mapped onto it
 	// and onto nothing else.
 	Genres []string
 	// Now tells the time for "recent" and "last year"; nil means time.Now.
 	Now func() time.Time
+	// Titles, when set, says whether text names a catalog title
+	// (catalog.Index.ResolveTitle fits). The rules use it to check that
+	// the words after "like", "seen" or "not" are a title before reading
+	// them as one; without it a run of capitalised words is taken as a
+	// title's name.
+	Titles func(text string) (*memento.Title, bool)
 }
 
 // Model is the offline language model: deterministic rules for every task
@@ -51,15 +59,23 @@ type Options struct {
 // is safe for concurrent use.
 type Model struct {
 	people PersonLookup
+	titles func(text string) (*memento.Title, bool)
 	now    func() time.Time
 	// vocab maps a lower-cased genre name to the catalog's spelling.
 	vocab  map[string]string
 	genres *phraseTable[[]string]
+	// typos are the genre words a misspelling is compared with.
+	typos []typoTarget
+	// names buckets the catalog's names for misspellings, built on first
+	// use (listing a catalog's names takes tens of milliseconds, which a
+	// model that never meets a misspelt name should not pay); nil when
+	// People cannot list them.
+	names func() *nameIndex
 }
 
 // New builds a Model from opts.
 func New(opts Options) *Model {
-	m := &Model{people: opts.People, now: opts.Now}
+	m := &Model{people: opts.People, titles: opts.Titles, now: opts.Now}
 	if m.now == nil {
 		m.now = time.Now
 	}
@@ -74,6 +90,10 @@ func New(opts Options) *Model {
 		}
 	}
 	m.genres = buildGenreTable(m.vocab)
+	m.typos = buildTypoTargets(m.genres)
+	if l, ok := opts.People.(PeopleLister); ok {
+		m.names = sync.OnceValue(func() *nameIndex { return buildNameIndex(l.People()) })
+	}
 	return m
 }
 

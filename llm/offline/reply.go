@@ -27,13 +27,23 @@ const helpText = "I recommend movies and TV series from the catalog, and I remem
 
 // WriteReply writes the agent's answer: the titles found with the context
 // that found them, the agent's notes, or, for a turn without a search, an
-// answer to a question, a greeting or a request to rephrase.
+// answer to a question, a greeting or a request to rephrase. A question
+// about one title (in.About) is answered from that title's catalog fields.
+//
+// Memory is mentioned only through in.MemoryEffect, once, because a
+// sentence such as "I kept your tastes in mind" is a claim: it must be
+// true of this turn, and only the agent knows whether memory changed it.
 func (m *Model) WriteReply(ctx context.Context, in memento.ReplyInput) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("write reply: %w", err)
 	}
+	effect := effectSentence(in.MemoryEffect)
+	notes := joinNotes(dropNote(in.Notes, in.MemoryEffect))
+	if in.About != nil && (!in.Searched || len(in.Titles) == 0) {
+		return joinSentences(aboutReply(*in.About), effect, notes), nil
+	}
 	if !in.Searched {
-		return m.talkReply(in), nil
+		return joinSentences(m.talkReply(in), effect), nil
 	}
 	var b strings.Builder
 	excluded := len(in.Context.ExcludedTitleIDs)
@@ -43,11 +53,17 @@ func (m *Model) WriteReply(ctx context.Context, in memento.ReplyInput) (string, 
 			fmt.Fprintf(&b, " apart from the %s you've already seen or turned down", countOf(excluded, "title"))
 		}
 		b.WriteString(".")
-		if notes := joinNotes(in.Notes); notes != "" {
+		if effect != "" {
+			b.WriteString(" " + effect)
+		}
+		if notes != "" {
 			b.WriteString(" " + notes)
 		}
 		b.WriteString(" Try loosening something: another genre, a wider year range or fewer people.")
 		return b.String(), nil
+	}
+	if in.About != nil {
+		b.WriteString(aboutReply(*in.About) + "\n")
 	}
 	verb := "Here are"
 	if len(in.Titles) == 1 {
@@ -61,14 +77,135 @@ func (m *Model) WriteReply(ctx context.Context, in memento.ReplyInput) (string, 
 	for i, t := range in.Titles {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, titleLine(t))
 	}
-	if notes := joinNotes(in.Notes); notes != "" {
-		b.WriteString("\n" + notes)
+	if effect != "" {
+		b.WriteString("\n" + effect)
 	}
-	if len(in.Memories) > 0 {
-		b.WriteString("\nI kept in mind what you've told me before.")
+	if notes != "" {
+		b.WriteString("\n" + notes)
 	}
 	b.WriteString("\nWant something else? Say \"not those\" for different ones, or refine it: \"movie only\", \"make it older\".")
 	return strings.TrimSpace(b.String()), nil
+}
+
+// effectSentence writes what memory changed as a sentence of its own, or
+// nothing when it changed nothing. It is given as a clause ("leaving out
+// Heat, which you have seen"), so it gets a capital and a full stop.
+func effectSentence(effect string) string {
+	effect = strings.TrimSpace(effect)
+	if effect == "" {
+		return ""
+	}
+	return joinNotes([]string{effect})
+}
+
+// dropNote leaves out the notes that say what the memory effect says, so
+// that the reply says it once even when the agent also noted it.
+func dropNote(notes []string, effect string) []string {
+	key := strings.ToLower(strings.TrimRight(strings.TrimSpace(effect), ".!?"))
+	if key == "" {
+		return notes
+	}
+	var out []string
+	for _, n := range notes {
+		if strings.ToLower(strings.TrimRight(strings.TrimSpace(n), ".!?")) != key {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// joinSentences joins the non-empty parts with spaces.
+func joinSentences(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// An answer about a title quotes the first sentences of its plot, not the
+// whole article: at most aboutPlotSentences of them, in aboutPlotChars.
+const (
+	aboutPlotSentences = 3
+	aboutPlotChars     = 420
+)
+
+// aboutReply describes one title from what the catalog says of it: its
+// years, kind, genres, main cast, runtime and the first sentences of its
+// plot. It names no other title than this one, except as the plot does.
+func aboutReply(t memento.Title) string {
+	var b strings.Builder
+	b.WriteString(t.Title)
+	switch {
+	case t.Year > 0 && t.EndYear > t.Year:
+		fmt.Fprintf(&b, " (%d–%d)", t.Year, t.EndYear)
+	case t.Year > 0:
+		fmt.Fprintf(&b, " (%d)", t.Year)
+	}
+	b.WriteString(" " + describeKind(t))
+	if len(t.Cast) > 0 {
+		cast := t.Cast
+		if len(cast) > 3 {
+			cast = cast[:3]
+		}
+		fmt.Fprintf(&b, " starring %s", joinList(cast, "and"))
+	}
+	b.WriteString(".")
+	if t.RuntimeMinutes > 0 {
+		fmt.Fprintf(&b, " It runs %d minutes.", t.RuntimeMinutes)
+	}
+	if plot := leadSentences(t.Overview, aboutPlotSentences, aboutPlotChars); plot != "" {
+		b.WriteString(" " + plot)
+	} else {
+		b.WriteString(" The catalog has no plot summary for it.")
+	}
+	return b.String()
+}
+
+// describeKind is "is a crime and thriller movie" or "is a series".
+func describeKind(t memento.Title) string {
+	kind := "title"
+	switch t.Type {
+	case memento.TypeMovie:
+		kind = "movie"
+	case memento.TypeTVSeries:
+		kind = "series"
+	}
+	if len(t.Genres) == 0 {
+		return "is " + article(kind) + " " + kind
+	}
+	gs := make([]string, len(t.Genres))
+	for k, g := range t.Genres {
+		gs[k] = strings.ToLower(g)
+	}
+	desc := joinList(gs, "and")
+	return "is " + article(desc) + " " + desc + " " + kind
+}
+
+// leadSentences returns the first n sentences of text, or fewer to fit in
+// limit bytes, or the first sentence cut at a word when even it is longer.
+func leadSentences(text string, n, limit int) string {
+	sents := splitSentences(strings.Join(strings.Fields(text), " "))
+	if len(sents) == 0 {
+		return ""
+	}
+	out := ""
+	for i, s := range sents {
+		if i == n {
+			break
+		}
+		next := strings.TrimSpace(out + " " + s)
+		if len(next) > limit {
+			break
+		}
+		out = next
+	}
+	if out == "" {
+		out = truncateWords(sents[0], limit)
+	}
+	return out
 }
 
 // titleLine is "Title (1994): Comedy, Drama".
@@ -206,7 +343,7 @@ func (m *Model) talkReply(in memento.ReplyInput) string {
 		}
 		switch {
 		case has(byeWords) && !has(greetingWords):
-			return "Bye! Enjoy what you watch, and come back any time: I'll remember what you told me."
+			return "Bye! Enjoy what you watch, and come back any time."
 		case has(thanksWords):
 			return "You're welcome! Ask for more whenever you like, or say \"not those\" for different ones."
 		case has(greetingWords):
@@ -232,23 +369,7 @@ func titleAnswer(titles []memento.Title) string {
 		if t.Year > 0 {
 			fmt.Fprintf(&b, " (%d)", t.Year)
 		}
-		kind := "title"
-		switch t.Type {
-		case memento.TypeMovie:
-			kind = "movie"
-		case memento.TypeTVSeries:
-			kind = "series"
-		}
-		if len(t.Genres) > 0 {
-			gs := make([]string, len(t.Genres))
-			for k, g := range t.Genres {
-				gs[k] = strings.ToLower(g)
-			}
-			desc := joinList(gs, "and")
-			fmt.Fprintf(&b, " is %s %s %s", article(desc), desc, kind)
-		} else {
-			fmt.Fprintf(&b, " is %s %s", article(kind), kind)
-		}
+		b.WriteString(" " + describeKind(t))
 		if len(t.Cast) > 0 {
 			cast := t.Cast
 			if len(cast) > 3 {

@@ -139,3 +139,115 @@ func TestDescribeYears(t *testing.T) {
 		}
 	}
 }
+
+// memoryWords are phrases by which a reply would claim to have used what
+// the user said before.
+var memoryWords = []string{"kept in mind", "told me", "remember", "you've said", "from before"}
+
+func TestWriteReplyMemory(t *testing.T) {
+	m := newTestModel(t)
+	ac := memento.NewActiveContext()
+	ac.Genres = []string{"Crime"}
+	titles := []memento.Title{
+		{ID: "a", Title: "Ronin", Type: "movie", Year: 1998, Genres: []string{"Crime"}},
+		{ID: "b", Title: "Thief", Type: "movie", Year: 1981, Genres: []string{"Crime"}},
+	}
+	tests := []struct {
+		name       string
+		in         memento.ReplyInput
+		wantEffect string // the sentence memory's effect must appear as, once; empty: no memory sentence at all
+	}{
+		{"no memories", memento.ReplyInput{Context: ac, Searched: true, Titles: titles}, ""},
+		{"memories that changed nothing", memento.ReplyInput{Context: ac, Searched: true, Titles: titles,
+			Memories: []string{"likes heist movies"}, Summary: "User: I like heists."}, ""},
+		{"nothing found, no memories", memento.ReplyInput{Context: ac, Searched: true}, ""},
+		{"small talk, no memories", memento.ReplyInput{Message: "bye"}, ""},
+		{"effect", memento.ReplyInput{Context: ac, Searched: true, Titles: titles,
+			Memories: []string{"has seen Heat"}, MemoryEffect: "leaving out Heat, which you have seen"},
+			"Leaving out Heat, which you have seen."},
+		{"effect also noted", memento.ReplyInput{Context: ac, Searched: true, Titles: titles,
+			MemoryEffect: "you told me you can't stand musicals; here are the best-liked ones anyway",
+			Notes:        []string{"You told me you can't stand musicals; here are the best-liked ones anyway."}},
+			"You told me you can't stand musicals; here are the best-liked ones anyway."},
+		{"effect, nothing found", memento.ReplyInput{Context: ac, Searched: true, MemoryEffect: "leaving out the 4 crime films you have seen"},
+			"Leaving out the 4 crime films you have seen."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := m.WriteReply(context.Background(), tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantEffect == "" {
+				for _, w := range memoryWords {
+					if strings.Contains(strings.ToLower(got), w) {
+						t.Errorf("reply %q claims memory (%q) although memory changed nothing", got, w)
+					}
+				}
+				return
+			}
+			if n := strings.Count(got, tt.wantEffect); n != 1 {
+				t.Errorf("reply %q holds %q %d times, want once", got, tt.wantEffect, n)
+			}
+		})
+	}
+}
+
+func TestWriteReplyAbout(t *testing.T) {
+	m := newTestModel(t)
+	heat := &memento.Title{
+		ID: "wiki:Heat_(1995_film)", Title: "Heat", Type: memento.TypeMovie, Year: 1995,
+		Genres: []string{"Crime", "Thriller"}, Cast: []string{"Al Pacino", "Robert De Niro", "Val Kilmer", "Jon Voight"},
+		RuntimeMinutes: 170,
+		Overview: "Heat is a 1995 American crime film written and directed by Michael Mann. " +
+			"A group of professional bank robbers starts to feel the heat from the police. " +
+			strings.Repeat("The rest of the plot goes on for a long time. ", 30),
+	}
+	tests := []struct {
+		name    string
+		in      memento.ReplyInput
+		want    []string
+		notWant []string
+	}{
+		{
+			"about a shown title",
+			memento.ReplyInput{Message: "tell me more about the first one", About: heat},
+			[]string{"Heat (1995)", "crime and thriller movie", "Al Pacino, Robert De Niro and Val Kilmer", "170 minutes",
+				"written and directed by Michael Mann.", "feel the heat from the police."},
+			[]string{"Jon Voight", "Here are", "couldn't find", "search", "didn't catch", "goes on for a long time. The rest"},
+		},
+		{
+			"about a title without a plot",
+			memento.ReplyInput{Message: "what is Heat?", About: &memento.Title{Title: "Heat", Year: 1986, Type: memento.TypeMovie}},
+			[]string{"Heat (1986) is a movie.", "no plot summary"},
+			[]string{"Here are"},
+		},
+		{
+			"about a series",
+			memento.ReplyInput{About: &memento.Title{Title: "The Wire", Type: memento.TypeTVSeries, Year: 2002, EndYear: 2008, Genres: []string{"Crime"}}},
+			[]string{"The Wire (2002–2008) is a crime series."},
+			nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := m.WriteReply(context.Background(), tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("reply %q lacks %q", got, w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("reply %q holds %q", got, w)
+				}
+			}
+			if len(got) > 700 {
+				t.Errorf("reply is %d bytes; an answer about a title quotes the plot's first sentences only", len(got))
+			}
+		})
+	}
+}

@@ -43,19 +43,52 @@ type request struct {
 
 func (m *Model) understand(in memento.UnderstandInput) *memento.Understanding {
 	msg := strings.TrimSpace(in.Message)
-	toks := tokenize(msg)
+	all := tokenize(msg)
 	u := &memento.Understanding{}
-	if len(toks) == 0 {
+	if len(all) == 0 {
 		return u
 	}
+	// References to titles come first: the words they take up are not read
+	// again as counts, topics, genres or a rejection of everything shown.
+	misspelt := m.misspeltPeople(all)
+	refs := m.findRefs(msg, all, in.LastShown, misspelt)
+	toks := maskTokens(all, refs.mask)
+	if len(refs.about) == 0 && len(refs.named) > 0 && len(refs.like)+len(refs.seen)+len(refs.reject) == 0 && isQuestion(msg, all) {
+		refs.about = refs.named // "is the second one a comedy?"
+	}
+	if len(refs.about) > 0 && len(refs.like)+len(refs.seen)+len(refs.reject) == 0 {
+		// "Tell me more about the first one": an answer about that title
+		// from the catalog, with no search.
+		u.Recognised = true
+		u.About = refs.about
+		if strings.HasSuffix(msg, "?") {
+			u.Question = msg
+		}
+		return u
+	}
+	soft, softMask, moodFixes := m.findSoft(msg, toks)
 	// "Is it a comedy?" asks about a title just shown: the genre in it is
-	// not a constraint.
-	if isTitleQuestion(toks) && !hasAny(toks, requestList) {
+	// not a constraint. A turn that also says what was seen or liked, or
+	// goes on after its question with a wish ("Is that the one with the
+	// stalker? It was a little confusing for me"), is read in full.
+	if len(toks) > 0 && isTitleQuestion(toks) && !hasAny(toks, requestList) &&
+		len(refs.like)+len(refs.seen)+len(refs.reject) == 0 && (len(soft) == 0 || strings.HasSuffix(msg, "?")) &&
+		!(len(in.LastShown) > 0 && seenShown(toks)) {
 		u.Recognised = true
 		u.Question = msg
 		return u
 	}
+	toks = maskTokens(toks, softMask)
+	corrections := append(moodFixes, m.correctTypos(toks)...)
 	r := m.read(msg, toks)
+	corrections = append(corrections, applyMisspelt(msg, all, misspelt, &r)...)
+	if !r.reject && len(in.LastShown) > 0 && len(refs.seen)+len(refs.like)+len(refs.reject) == 0 && seenShown(toks) {
+		// "I have both on dvd", "lol, I have": the titles just shown are
+		// known, so others are wanted under the same request. After a
+		// title named ("I've seen Inception, it was great") the pointer
+		// means that title.
+		r.reject = true
+	}
 	cur := in.Context
 
 	if len(r.genres) > 0 {
@@ -104,11 +137,25 @@ func (m *Model) understand(in memento.UnderstandInput) *memento.Understanding {
 	u.IsAdult = r.adult
 	u.Count = r.count
 	u.Reject = r.reject
+	u.Like, u.Seen, u.RejectTitles = refs.like, refs.seen, refs.reject
+	u.Soft, u.Corrections = soft, corrections
+	reset := hasAny(toks, resetList)
+	if reset {
+		u.Reject = false // "forget that, something else" starts afresh
+	}
 
 	constrained := u.Genres != nil || u.ExcludeGenres != nil || u.People != nil || u.TitleType != "" || u.MinYear != nil ||
-		u.MaxYear != nil || u.YearShift != "" || u.FreeText != "" || u.IsAdult != nil || u.Count > 0
+		u.MaxYear != nil || u.YearShift != "" || u.FreeText != "" || u.IsAdult != nil || u.Count > 0 ||
+		len(u.Like) > 0 || len(u.Seen) > 0 || len(u.RejectTitles) > 0 || len(u.Soft) > 0
 	switch {
-	case r.reject || constrained:
+	case u.Reject || constrained:
+		u.Search, u.Recognised = true, true
+	case reset:
+		// "Start over" alone empties the context; a search with nothing in
+		// force answers it, as Replace always comes with a search.
+		u.Search, u.Recognised = true, true
+	case refs.likeAll:
+		// "More like those" with nothing shown to point at.
 		u.Search, u.Recognised = true, true
 	case isHelpQuestion(toks):
 		u.Recognised = true
@@ -127,9 +174,97 @@ func (m *Model) understand(in memento.UnderstandInput) *memento.Understanding {
 		}
 	}
 	hadContext := cur.HasConstraints() || len(cur.ExcludedTitleIDs) > 0
-	u.Replace = u.Search && !r.reject && !r.followUp && hadContext &&
-		(len(r.genres) > 0 || len(r.people) > 0 || r.freeText != "")
+	switch {
+	case refs.likeNew || reset:
+		// A title not shown is a new anchor, and "start over" says so.
+		u.Replace = true
+	case r.reject || !u.Search || !hadContext:
+	case !r.additive && topicChange(toks, r, cur):
+		u.Replace = true
+	default:
+		u.Replace = !r.followUp && (len(r.genres) > 0 || len(r.people) > 0 || r.freeText != "")
+	}
 	return u
+}
+
+// resetList start a new request: the constraints in force are dropped even
+// when the turn names nothing else.
+var resetList = compile([]string{
+	"start over", "start again", "start fresh", "start afresh", "from scratch", "forget that",
+	"forget it", "forget all that", "forget everything", "forget about that", "forget those",
+	"scratch that", "never mind", "nevermind", "new search", "new request", "reset",
+	"clear everything", "change of plan", "change of plans", "something completely different",
+	"different topic", "change the subject", "change topic", "on second thought", "on second thoughts",
+})
+
+// changeList mark a change of mind that replaces the request when it
+// names something new: "actually I'm in the mood for a scary movie",
+// "westerns instead".
+var changeList = compile([]string{"actually", "instead", "rather", "now i want", "now i'd like", "how about something", "what about something"})
+
+// topicChange reports a turn that replaces the request in force although
+// it reads like a follow-up: a change cue with a new genre, person or
+// topic, or a new genre together with a new era ("horror from the 80s"
+// after comedies from 2010 on).
+func topicChange(toks []token, r request, cur memento.ActiveContext) bool {
+	newGenre := len(r.genres) > 0 && !subsetFold(r.genres, cur.Genres)
+	newPeople := len(r.people) > 0 && !subsetFold(r.people, cur.People)
+	newTopic := r.freeText != "" && !strings.EqualFold(r.freeText, cur.FreeText)
+	if (newGenre || newPeople || newTopic) && hasAny(toks, changeList) {
+		return true
+	}
+	newEra := r.years.min != 0 && (cur.MinYear == nil || *cur.MinYear != r.years.min) ||
+		r.years.max != 0 && (cur.MaxYear == nil || *cur.MaxYear != r.years.max)
+	return newGenre && newEra && len(cur.Genres) > 0
+}
+
+// subsetFold reports whether every item of a is in b, ignoring case.
+func subsetFold(a, b []string) bool {
+	for _, v := range a {
+		if !slices.ContainsFunc(b, func(x string) bool { return strings.EqualFold(x, v) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// maskTokens returns toks without the masked ones. The word after a gap
+// gets a clause break, so no phrase is matched across it.
+func maskTokens(toks []token, mask []bool) []token {
+	any := false
+	for _, v := range mask {
+		any = any || v
+	}
+	if !any {
+		return toks
+	}
+	out := make([]token, 0, len(toks))
+	gap := false
+	for i, t := range toks {
+		if mask[i] {
+			gap = true
+			continue
+		}
+		if gap && t.brk == 0 {
+			t.brk = ','
+		}
+		gap = false
+		out = append(out, t)
+	}
+	return out
+}
+
+// isQuestion reports a turn that asks something: a question mark, or a
+// question word first.
+func isQuestion(msg string, toks []token) bool {
+	if strings.HasSuffix(msg, "?") {
+		return true
+	}
+	switch toks[0].w {
+	case "is", "was", "does", "did", "who", "what", "what's", "whats", "how", "when", "where", "which", "are":
+		return true
+	}
+	return false
 }
 
 // read applies every rule to the turn.
@@ -510,121 +645,6 @@ func typeAt(toks []token, i int) string {
 	}
 	return ""
 }
-
-// countNouns after a number make it a count of titles.
-var countNouns = set("movie", "movies", "film", "films", "flick", "flicks", "show", "shows",
-	"series", "title", "titles", "ones", "options", "recommendations", "suggestions", "picks",
-	"choices", "more", "documentaries", "sitcoms", "results", "things", "of", "good", "great")
-
-// countUnits after a number make it something else: "5 and 10 year olds",
-// "2 hours", "3 seasons".
-var countUnits = set("year", "years", "yr", "yrs", "minutes", "minute", "min", "mins", "hours",
-	"hour", "hrs", "seasons", "season", "episodes", "episode", "stars", "star", "times", "olds",
-	"old", "percent", "kids", "people", "children", "days", "weeks", "months", "am", "pm",
-	"dollars", "bucks", "out", "or", "to", "and", "x", "points", "people's")
-
-// countLeads before a number make it a count.
-var countLeads = set("exactly", "just", "only", "top", "about", "around", "roughly", "maybe",
-	"me", "us", "recommend", "suggest", "list", "pick", "find", "want", "need", "another",
-	"give", "show", "discover", "get", "least", "most", "max", "up", "some")
-
-// findCount reads how many titles the turn asks for, 0 when it does not say.
-func findCount(toks []token) int {
-	for i := range toks {
-		switch {
-		case matchSeq(toks, i, "half a dozen"):
-			return 6
-		case matchSeq(toks, i, "a couple") || matchSeq(toks, i, "a pair of"):
-			return 2
-		case matchSeq(toks, i, "a few"):
-			return 3
-		case matchSeq(toks, i, "a handful"):
-			return 5
-		case matchSeq(toks, i, "a dozen"):
-			return 12
-		case matchSeq(toks, i, "a single"):
-			return 1
-		}
-		n, ok := number(toks[i].w)
-		if !ok || n <= 0 || toks[i].paren || toks[i].w == "single" || toks[i].w == "pair" || toks[i].w == "dozen" {
-			continue
-		}
-		if i > 0 && toks[i].brk == 0 && !isDigits(toks[i].w) && startsUpper(toks[i].raw) {
-			continue // "films like Seven": a title
-		}
-		prev, next := "", ""
-		if i > 0 && toks[i].brk == 0 {
-			prev = toks[i-1].w
-		}
-		if i+1 < len(toks) && toks[i+1].brk == 0 {
-			next = toks[i+1].w
-		}
-		if prev == "the" {
-			continue // "the first two", "the two of them": titles shown
-		}
-		if i+1 < len(toks) && toks[i+1].hyph && toks[i+1].brk == 0 {
-			if _, ok := number(toks[i+1].w); ok {
-				next = "or" // "3-4 movies" is "3 or 4 movies"
-			}
-		}
-		if countUnits[next] && !(next == "or" || next == "to") {
-			continue
-		}
-		if next == "or" || next == "to" {
-			// "3 or 4 movies": take the larger; "2 to 3 hours": a unit.
-			if i+2 < len(toks) && (toks[i+2].brk == 0 || toks[i+1].hyph && toks[i+1].w != "or") {
-				if n2, ok := number(toks[i+2].w); ok && followsCountNoun(toks, i+2) {
-					return clampCount(max(n, n2))
-				}
-			}
-			continue
-		}
-		if toks[i].w == "one" {
-			switch prev {
-			case "that", "this", "the", "which", "any", "every", "no", "each", "another", "last", "first", "other":
-				continue
-			}
-			if next == "of" || next == "more" && prev == "" {
-				continue
-			}
-		}
-		switch {
-		case countLeads[prev] && !(prev == "like" && toks[i].w == "one"):
-			return clampCount(n)
-		case followsCountNoun(toks, i):
-			return clampCount(n)
-		case len(toks) <= 2 && i == 0:
-			return clampCount(n) // "3", "five please"
-		}
-	}
-	return 0
-}
-
-// followsCountNoun reports whether a title noun or a genre follows the
-// number at toks[i] within four words of its clause.
-func followsCountNoun(toks []token, i int) bool {
-	for j := i + 1; j < len(toks) && j <= i+4; j++ {
-		if toks[j].brk != 0 {
-			return false
-		}
-		if countNouns[toks[j].w] && !(toks[j].w == "of" && j == i+1) {
-			return true
-		}
-		if _, _, ok := fullGenreTable.match(toks, j); ok {
-			return true
-		}
-		if countUnits[toks[j].w] || stopwords[toks[j].w] && !countFillers[toks[j].w] {
-			return false
-		}
-	}
-	return false
-}
-
-// countFillers may stand between a number and its noun: "3 more good
-// comedies", "5 of the best".
-var countFillers = set("more", "of", "the", "other", "really", "very", "new", "old", "best", "great", "good", "different")
-
-func clampCount(n int) int { return max(1, min(n, memento.MaxPageSize)) }
 
 // freeText reads the topic of the turn: the words after "about", "set in"
 // or "based on", or a subject from the topic lexicon ("christmas", "time

@@ -47,6 +47,30 @@ func free(s string) func(*memento.Understanding) {
 	return func(x *memento.Understanding) { x.FreeText = s }
 }
 func count(n int) func(*memento.Understanding) { return func(x *memento.Understanding) { x.Count = n } }
+
+// pos and name build title references.
+func pos(p int) memento.TitleRef     { return memento.TitleRef{Position: p} }
+func name(n string) memento.TitleRef { return memento.TitleRef{Name: n} }
+
+func likeT(r ...memento.TitleRef) func(*memento.Understanding) {
+	return func(x *memento.Understanding) { x.Like = r }
+}
+func seenT(r ...memento.TitleRef) func(*memento.Understanding) {
+	return func(x *memento.Understanding) { x.Seen = r }
+}
+func rejectT(r ...memento.TitleRef) func(*memento.Understanding) {
+	return func(x *memento.Understanding) { x.RejectTitles = r }
+}
+func softC(kind, value, said string) func(*memento.Understanding) {
+	return func(x *memento.Understanding) {
+		x.Soft = append(x.Soft, memento.SoftConstraint{Kind: kind, Value: value, Said: said})
+	}
+}
+func corr(from, to string) func(*memento.Understanding) {
+	return func(x *memento.Understanding) {
+		x.Corrections = append(x.Corrections, memento.Correction{From: from, To: to})
+	}
+}
 func adult(v bool) func(*memento.Understanding) {
 	return func(x *memento.Understanding) { x.IsAdult = &v }
 }
@@ -269,7 +293,7 @@ func TestUnderstandRequest(t *testing.T) {
 		{"I don't dislike horror", empty, noSearch("")},
 		{"comedies, not horror", empty, u(genres("Comedy"), excl("Horror"))},
 		{"I don't really like horror movies what about thrillers", empty, u(genres("Thriller"), excl("Horror"))},
-		{"horror but not too scary", empty, u(genres("Horror"))},
+		{"horror but not too scary", empty, u(genres("Horror"), softC(memento.SoftMood, "not scary", "not too scary"))},
 		{"nothing animated", empty, u(excl("Animated"))},
 		{"maybe something not animated", empty, u(excl("Animated"))},
 		{"enough comedies, give me a drama", shown, u(replace, genres("Drama"), excl("Comedy"))},
@@ -283,11 +307,11 @@ func TestUnderstandRequest(t *testing.T) {
 		{"no older than 2015", empty, u(minY(2015))},
 		{"no later than 1999", empty, u(maxY(1999))},
 		{"2001: A Space Odyssey", empty, unknown},
-		{"Something like Blade Runner 2049", empty, unknown},
+		{"Something like Blade Runner 2049", empty, u(replace, likeT(name("Blade Runner 2049")))},
 		{"I was overweight in my early 20s", empty, unknown},
 		{"cult classics", empty, unknown},
-		{"I've seen the first two", shown, u(reject)},
-		{"I didn't like the last one", shown, u(reject)},
+		{"I've seen the first two", shown, u(seenT(pos(1), pos(2)))},
+		{"I didn't like the last one", shown, u(rejectT(pos(-1)))},
 		{"3-4 movies please", empty, u(movie, count(4))},
 		{"2 or 3 comedies", empty, u(genres("Comedy"), count(3))},
 
@@ -301,7 +325,8 @@ func TestUnderstandRequest(t *testing.T) {
 		{"movies about space travel", empty, u(movie, free("space travel"))},
 		{"a show about time travel", empty, u(series, free("time travel"))},
 		{"I haven't seen that one, but I love Tom Hanks", shown, u(people("Tom Hanks"))},
-		{"Hi! I'm looking for some funny comedy movies. Something similar to She's Out of My League (2010)", empty, u(genres("Comedy"), movie)},
+		{"Hi! I'm looking for some funny comedy movies. Something similar to She's Out of My League (2010)", empty,
+			u(replace, genres("Comedy"), movie, likeT(name("She's Out of My League (2010)")))},
 		{"I do love 80s movies though", shown, u(movie, years(1980, 1989))},
 		{"adult movies", empty, u(adult(true), movie)},
 	}

@@ -69,7 +69,7 @@ func goldenInputs() map[Task]any {
 		}},
 		TaskWriteReply: memento.ReplyInput{Message: "Something older, please.", Context: ctx, Searched: true, Titles: shown,
 			Notes: []string{"Excluded 1 title already shown."}, Summary: "The user wants 90s science fiction movies.",
-			Memories: []string{"LIKES: loved Alien"}, Question: ""},
+			Memories: []string{"LIKES: loved Alien"}, Question: "", MemoryEffect: "leaving out Alien, which you have seen"},
 		TaskCheck: nil,
 	}
 }
@@ -111,6 +111,17 @@ func TestPromptsGolden(t *testing.T) {
 		}
 		got := "## system\n" + pr.System + "\n\n## user\n" + pr.User + "\n\n## schema of genres\n" + string(schema) + "\n"
 		checkGolden(t, "understand_request_genres", got)
+	})
+	t.Run("write_reply about a title", func(t *testing.T) {
+		about := memento.ReplyInput{Message: "Tell me more about the first one.", Context: memento.NewActiveContext(),
+			About: &memento.Title{ID: "wiki:Gattaca", Title: "Gattaca", Type: "movie", Year: 1997, Genres: []string{"Science Fiction", "Drama"},
+				Cast: []string{"Ethan Hawke", "Uma Thurman", "Jude Law", "Alan Arkin"}, RuntimeMinutes: 106,
+				Overview: "A genetically inferior man assumes the identity of a superior one."}}
+		pr, err := p.render(TaskWriteReply, about)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, "write_reply_about", "## system\n"+pr.System+"\n\n## user\n"+pr.User+"\n")
 	})
 	t.Run("repair", func(t *testing.T) {
 		got, err := p.renderRepair(errors.New(`the JSON does not match the schema: $.facts[0] is missing the required field "text".`))

@@ -19,12 +19,24 @@ const maxGenreEnum = 200
 // known and small enough.
 func understandSchema(genres []string) *jsonSchema {
 	year := func() *jsonSchema { return nullable(between(integer(), memento.MinYear, memento.MaxYear)) }
-	genre := str()
-	if len(genres) > 0 && len(genres) <= maxGenreEnum {
-		genre = enumOf(str(), genres...)
-		// An unknown genre is dropped by UnderstandRequest, not worth
-		// failing the turn for.
-		genre.openEnum = true
+	genreOf := func() *jsonSchema {
+		genre := str()
+		if len(genres) > 0 && len(genres) <= maxGenreEnum {
+			genre = enumOf(str(), genres...)
+			// An unknown genre is dropped by UnderstandRequest, not worth
+			// failing the turn for.
+			genre.openEnum = true
+		}
+		return genre
+	}
+	genre := genreOf()
+	// A title reference: a position in the titles just shown (1 for the
+	// first, -1 for the last) or a name as the user wrote it.
+	refs := func() *jsonSchema {
+		return nullable(array(object(
+			prop("position", nullable(between(integer(), -memento.MaxCount, memento.MaxCount))),
+			prop("name", nullable(str())),
+		)))
 	}
 	return object(
 		prop("search", boolean()),
@@ -41,6 +53,17 @@ func understandSchema(genres []string) *jsonSchema {
 		prop("count", between(integer(), 0, memento.MaxPageSize)),
 		prop("recognised", boolean()),
 		prop("question", nullable(str())),
+		prop("excludeGenres", nullable(array(genreOf()))),
+		prop("like", refs()),
+		prop("about", refs()),
+		prop("seen", refs()),
+		prop("rejectTitles", refs()),
+		prop("corrections", nullable(array(object(prop("from", str()), prop("to", str()))))),
+		prop("soft", nullable(array(object(
+			prop("kind", enumOf(str(), memento.SoftRuntime, memento.SoftPlatform, memento.SoftMood)),
+			prop("value", str()),
+			prop("said", str()),
+		)))),
 	)
 }
 

@@ -52,21 +52,76 @@ func (m *Model) UnderstandRequest(ctx context.Context, in memento.UnderstandInpu
 	if u.MinYear != nil && u.MaxYear != nil && *u.MinYear > *u.MaxYear {
 		u.MinYear, u.MaxYear = u.MaxYear, u.MinYear
 	}
-	u.Genres, u.People = trimAll(u.Genres), trimAll(u.People)
+	u.Genres, u.People, u.ExcludeGenres = trimAll(u.Genres), trimAll(u.People), trimAll(u.ExcludeGenres)
 	if len(m.genres) > 0 {
-		known := u.Genres[:0]
-		for _, g := range u.Genres {
-			if canon := m.genreKey[strings.ToLower(g)]; canon != "" && !slices.Contains(known, canon) {
-				known = append(known, canon)
-			}
-		}
-		u.Genres = known
-		if len(u.Genres) == 0 {
-			u.Genres = nil
-		}
+		u.Genres, u.ExcludeGenres = m.knownGenres(u.Genres), m.knownGenres(u.ExcludeGenres)
 	}
 	u.FreeText, u.Question = strings.TrimSpace(u.FreeText), strings.TrimSpace(u.Question)
+	u.Like, u.About, u.Seen, u.RejectTitles = cleanRefs(u.Like), cleanRefs(u.About), cleanRefs(u.Seen), cleanRefs(u.RejectTitles)
+	u.Corrections = cleanCorrections(u.Corrections)
+	u.Soft = cleanSoft(u.Soft)
+	if len(u.About) > 0 && len(u.Like)+len(u.Seen)+len(u.RejectTitles) == 0 {
+		// A question about a title is answered from the catalog, with no
+		// search, whatever the model said.
+		u.Search = false
+	}
 	return u, nil
+}
+
+// knownGenres maps genres onto the catalog's spelling and drops the ones
+// outside its vocabulary; none left is nil, "not mentioned".
+func (m *Model) knownGenres(gs []string) []string {
+	known := gs[:0]
+	for _, g := range gs {
+		if canon := m.genreKey[strings.ToLower(g)]; canon != "" && !slices.Contains(known, canon) {
+			known = append(known, canon)
+		}
+	}
+	if len(known) == 0 {
+		return nil
+	}
+	return known
+}
+
+// cleanRefs trims names and drops references that point at nothing (no
+// position, no name); none left is nil.
+func cleanRefs(refs []memento.TitleRef) []memento.TitleRef {
+	var out []memento.TitleRef
+	for _, r := range refs {
+		r.Name = strings.TrimSpace(r.Name)
+		if r.Position == 0 && r.Name == "" || slices.Contains(out, r) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// cleanCorrections drops corrections that change nothing.
+func cleanCorrections(cs []memento.Correction) []memento.Correction {
+	var out []memento.Correction
+	for _, c := range cs {
+		c.From, c.To = strings.TrimSpace(c.From), strings.TrimSpace(c.To)
+		if c.From == "" || c.To == "" || strings.EqualFold(c.From, c.To) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// cleanSoft trims soft constraints, drops those without a value and keeps
+// the first of each kind, as the context holds one per kind.
+func cleanSoft(ss []memento.SoftConstraint) []memento.SoftConstraint {
+	var out []memento.SoftConstraint
+	for _, s := range ss {
+		s.Kind, s.Value, s.Said = strings.TrimSpace(s.Kind), strings.TrimSpace(s.Value), strings.TrimSpace(s.Said)
+		if s.Value == "" || slices.ContainsFunc(out, func(o memento.SoftConstraint) bool { return o.Kind == s.Kind }) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // understandData is what the understanding prompt renders: the input and

@@ -372,3 +372,74 @@ func TestUnderstandGenres(t *testing.T) {
 		t.Error("repair request does not name the unknown genre")
 	}
 }
+
+// TestUnderstandFollowUpFields checks that every field of a follow-up
+// (title references, corrections, soft constraints, excluded genres)
+// round-trips from the model's answer into the Understanding, cleaned.
+func TestUnderstandFollowUpFields(t *testing.T) {
+	f := newFixture(t, nil, openai.WithGenres([]string{"Comedy", "Horror", "Science Fiction"}))
+	reply := map[string]any{"search": true, "replace": true, "reject": false, "genres": []string{"comedy"},
+		"titleType": nil, "minYear": nil, "maxYear": nil, "yearShift": "older", "people": nil,
+		"freeText": nil, "isAdult": nil, "count": 25, "recognised": true, "question": nil,
+		"excludeGenres": []string{"horror", "Western"},
+		"like":          []any{map[string]any{"position": nil, "name": " The Matrix "}, map[string]any{"position": 2, "name": nil}},
+		"about":         nil,
+		"seen":          []any{map[string]any{"position": -1, "name": nil}, map[string]any{"position": nil, "name": " "}},
+		"rejectTitles":  []any{map[string]any{"position": nil, "name": "Heat"}},
+		"corrections":   []any{map[string]any{"from": "comdy", "to": "Comedy"}, map[string]any{"from": "x", "to": "x"}},
+		"soft": []any{
+			map[string]any{"kind": "runtime", "value": "<=120", "said": "not too long"},
+			map[string]any{"kind": "platform", "value": "Netflix", "said": "on Netflix"},
+			map[string]any{"kind": "mood", "value": " light ", "said": "something light"},
+			map[string]any{"kind": "mood", "value": "dark", "said": "dark"},
+		},
+	}
+	f.srv.EnqueueTask(string(openai.TaskUnderstand), llmtest.ChatJSON(reply))
+	got, err := f.model.UnderstandRequest(context.Background(), memento.UnderstandInput{
+		Message:   "like The Matrix or the second one but a comdy, older, not too long, on Netflix, something light; seen the last one, not Heat",
+		LastShown: []memento.Title{{ID: "a", Title: "Heat"}, {ID: "b", Title: "Alien"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &memento.Understanding{Search: true, Replace: true, Genres: []string{"Comedy"}, YearShift: "older", Count: 25, Recognised: true,
+		ExcludeGenres: []string{"Horror"},
+		Like:          []memento.TitleRef{{Name: "The Matrix"}, {Position: 2}},
+		Seen:          []memento.TitleRef{{Position: -1}},
+		RejectTitles:  []memento.TitleRef{{Name: "Heat"}},
+		Corrections:   []memento.Correction{{From: "comdy", To: "Comedy"}},
+		Soft: []memento.SoftConstraint{{Kind: memento.SoftRuntime, Value: "<=120", Said: "not too long"},
+			{Kind: memento.SoftPlatform, Value: "Netflix", Said: "on Netflix"}, {Kind: memento.SoftMood, Value: "light", Said: "something light"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("understanding mismatch (-want +got):\n%s", diff)
+	}
+	req := f.chat(t, 0)
+	if !strings.Contains(req.Messages[1].Content, "2. Alien") {
+		t.Errorf("user prompt does not number the titles shown:\n%s", req.Messages[1].Content)
+	}
+	for _, field := range []string{`"like"`, `"about"`, `"seen"`, `"rejectTitles"`, `"corrections"`, `"soft"`, `"excludeGenres"`} {
+		if !strings.Contains(string(req.ResponseFormat.JSONSchema.Schema), field) {
+			t.Errorf("schema lacks %s", field)
+		}
+	}
+}
+
+// TestUnderstandAbout checks that a question about a title never
+// searches, even when the model says it should.
+func TestUnderstandAbout(t *testing.T) {
+	f := newFixture(t, nil)
+	reply := map[string]any{"search": true, "replace": false, "reject": false, "genres": nil,
+		"titleType": nil, "minYear": nil, "maxYear": nil, "yearShift": nil, "people": nil,
+		"freeText": nil, "isAdult": nil, "count": 0, "recognised": true, "question": nil,
+		"about": []any{map[string]any{"position": 1, "name": nil}}}
+	f.srv.EnqueueTask(string(openai.TaskUnderstand), llmtest.ChatJSON(reply))
+	got, err := f.model.UnderstandRequest(context.Background(), memento.UnderstandInput{Message: "tell me more about the first one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &memento.Understanding{Recognised: true, About: []memento.TitleRef{{Position: 1}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("understanding mismatch (-want +got):\n%s", diff)
+	}
+}

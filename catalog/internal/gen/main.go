@@ -1,7 +1,8 @@
 // Command gen builds the catalog's embedded default data: it reads the
 // Wikipedia film lists of the prust/wikipedia-movie-data project, cleans
-// them with catalog.BuildWikiMovies and writes the result as gzipped JSON
-// lines (catalog.WriteJSONL) for catalog.Embedded to load. It is run by
+// them with catalog.BuildWikiMovies (which also gives every title its
+// notability, computed from the lists alone) and writes the result as
+// gzipped JSON lines (catalog.WriteJSONL) for catalog.Embedded to load. It is run by
 // go generate in the catalog package:
 //
 //	go run ./internal/gen -src ../../shared/data/wikimovies -out data/titles.jsonl.gz

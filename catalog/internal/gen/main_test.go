@@ -36,6 +36,11 @@ func TestRun(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("written catalog mismatch (-built +read):\n%s", diff)
 	}
+	for _, title := range got {
+		if title.Notability <= 0 || title.Notability > 1 {
+			t.Errorf("%s: written notability %v, want (0, 1]", title.ID, title.Notability)
+		}
+	}
 	// A second run writes the same bytes: the file is reproducible.
 	if err := run([]string{"-src", src, "-out", out}, &stdout); err != nil {
 		t.Fatal(err)

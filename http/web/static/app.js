@@ -303,11 +303,15 @@ function renderCard(t) {
   return card;
 }
 
+// renderMemoryUsed fills "What Memento drew on" as the server's
+// MemoryItems does for stored answers: the summary, then each memory used
+// (a used item repeating the summary is shown once).
 function renderMemoryUsed(turn, memory) {
   const box = slot(turn, 'memory');
   const items = [];
   if (memory && memory.summary) items.push(el('li', {}, el('span', { class: 'kind', text: 'Summary' }), memory.summary));
   for (const m of (memory && memory.used) || []) {
+    if (m.kind === 'summary' && m.text === memory.summary) continue;
     items.push(el('li', {}, el('span', { class: 'kind', text: humanize(m.kind || 'memory') }), m.text || m.id));
   }
   if (!items.length) { box.hidden = true; return; }
@@ -1117,16 +1121,31 @@ function longText(text) {
   return el('div', {}, value, more);
 }
 
+// loadSummaries shows the latest summary in full, as the one the next
+// turn reads, and the earlier ones folded away under it: each replaced the
+// one before, so they are history, not a list to read.
 async function loadSummaries() {
   const { data } = await api('GET', path`/v1/threads/${state.thread}/summaries` + `?user=${encodeURIComponent(state.user)}`);
   const sums = listOf(data, 'summaries');
   if (!sums.length) return [empty('No summary of this conversation yet. One is written in the background after each answer.')];
-  return [...sums].reverse().map((s, i) => el('div', { class: 'mem', 'data-id': `summary:${s.id}`, 'data-kind': 'summary' },
-    el('div', { class: 'mem-head' }, el('span', { class: 'mem-key', text: i === 0 ? 'Latest summary' : 'Earlier summary' }),
+  const [latest, ...earlier] = [...sums].reverse();
+  const out = [summaryItem(latest, 'Latest summary', true)];
+  if (earlier.length) {
+    const older = el('details', { class: 'summary-history' },
+      el('summary', { text: earlier.length === 1 ? '1 earlier summary' : `${earlier.length} earlier summaries` }),
+      ...earlier.map((s) => summaryItem(s, 'Earlier summary', false)));
+    out.push(older);
+  }
+  return out;
+}
+
+function summaryItem(s, label, latest) {
+  return el('div', { class: latest ? 'mem summary-latest' : 'mem summary-earlier', 'data-id': `summary:${s.id}`, 'data-kind': 'summary' },
+    el('div', { class: 'mem-head' }, el('span', { class: 'mem-key', text: label }),
       el('span', { class: 'badge', text: `messages ${s.fromSeq}–${s.toSeq}` })),
-    longText(s.text),
+    latest ? el('div', { class: 'mem-value', text: s.text }) : longText(s.text),
     el('div', { class: 'mem-meta' }, timeEl(s.createdAt, 'written ')),
-    sourcesView(s.sources, 'Messages summarised')));
+    sourcesView(s.sources, 'Messages summarised'));
 }
 
 // ------------------------------------------------ rejected

@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/memento-ai/memento"
+)
+
+func TestSeriesKey(t *testing.T) {
+	same := [][2]string{
+		{"Saw", "Saw II"}, {"Saw", "Saw 3D"}, {"Toy Story", "Toy Story 2"}, {"The Matrix", "Matrix"},
+		{"Star Wars: A New Hope", "Star Wars: The Empire Strikes Back"}, {"Rocky", "Rocky IV"},
+	}
+	for _, p := range same {
+		if seriesKey(p[0]) != seriesKey(p[1]) {
+			t.Errorf("%q and %q are not one series: %q, %q", p[0], p[1], seriesKey(p[0]), seriesKey(p[1]))
+		}
+	}
+	different := [][2]string{{"Heat", "Heathers"}, {"Alien", "Aliens"}, {"It", "Up"}, {"1917", "2012"}}
+	for _, p := range different {
+		if seriesKey(p[0]) == seriesKey(p[1]) {
+			t.Errorf("%q and %q read as one series %q", p[0], p[1], seriesKey(p[0]))
+		}
+	}
+}
+
+func TestDiversifyPassesOverSequels(t *testing.T) {
+	var ranked []scored
+	for _, name := range []string{"Saw", "Saw II", "Saw III", "Heat", "Ronin", "Saw IV"} {
+		ranked = append(ranked, scored{Ranked: Ranked{Title: memento.Title{ID: name, Title: name}}})
+	}
+	names := func(cs []scored) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Title.Title)
+		}
+		return out
+	}
+	if got, want := names(diversify(ranked, 3)), []string{"Saw", "Heat", "Ronin"}; !slices.Equal(got, want) {
+		t.Errorf("diversify(3) = %v, want %v", got, want)
+	}
+	// With too few others, sequels fill the answer in their order.
+	if got, want := names(diversify(ranked, 5)), []string{"Saw", "Heat", "Ronin", "Saw II", "Saw III"}; !slices.Equal(got, want) {
+		t.Errorf("diversify(5) = %v, want %v", got, want)
+	}
+}
+
+func TestSecondPerson(t *testing.T) {
+	for in, want := range map[string]string{
+		"hates musicals":             "hate musicals",
+		"can't stand slasher films":  "can't stand slasher films",
+		"is not a fan of horror":     "are not a fan of horror",
+		"watches too many westerns":  "watch too many westerns",
+		"doesn't like gore":          "don't like gore",
+		"dislikes romantic comedies": "dislike romantic comedies",
+		"avoids jump scares":         "avoid jump scares",
+	} {
+		if got := secondPerson(in); got != want {
+			t.Errorf("secondPerson(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRuntimeBounds(t *testing.T) {
+	tests := []struct {
+		in     string
+		lo, hi int
+		ok     bool
+	}{
+		{"<=120", 0, 120, true}, {">=150", 150, 0, true}, {"90-120", 90, 120, true},
+		{"<= 100", 0, 100, true}, {"long", 0, 0, false}, {"120-90", 0, 0, false}, {"<=0", 0, 0, false},
+	}
+	for _, tt := range tests {
+		lo, hi, ok := runtimeBounds(tt.in)
+		if lo != tt.lo || hi != tt.hi || ok != tt.ok {
+			t.Errorf("runtimeBounds(%q) = %d, %d, %v; want %d, %d, %v", tt.in, lo, hi, ok, tt.lo, tt.hi, tt.ok)
+		}
+	}
+}
+
+func TestRememberKeepsNewestFirstOnceEach(t *testing.T) {
+	if got, want := remember([]string{"c", "a"}, []string{"a", "b"}), []string{"c", "a", "b"}; !slices.Equal(got, want) {
+		t.Errorf("remember = %v, want %v", got, want)
+	}
+	long := make([]string, memento.MaxShownRemembered+5)
+	for i := range long {
+		long[i] = string(rune('a'+i%26)) + string(rune('0'+i/26%10)) + string(rune('0'+i/260))
+	}
+	if got := remember([]string{"new"}, long); len(got) != memento.MaxShownRemembered || got[0] != "new" {
+		t.Errorf("remember kept %d titles starting %q, want %d starting \"new\"", len(got), got[0], memento.MaxShownRemembered)
+	}
+}
+
+// TestApplyTasteHonoursARequestAgainstADislike checks that a dislike the
+// request asks for does not push its titles down, and is reported.
+func TestApplyTasteHonoursARequestAgainstADislike(t *testing.T) {
+	taste := &Taste{
+		Dislikes: []TasteItem{{Genre: "Musical", Memory: "m1", Said: "hates musicals"}, {Genre: "Horror", Memory: "m2", Said: "can't stand horror"}},
+		Likes:    []TasteItem{{Word: "heist", Memory: "m3", Said: "loves heist movies"}},
+	}
+	cands := []scored{
+		{Ranked: Ranked{Title: memento.Title{ID: "1", Title: "Grease", Genres: []string{"Musical"}}}},
+		{Ranked: Ranked{Title: memento.Title{ID: "2", Title: "Halloween", Genres: []string{"Horror"}}}},
+		{Ranked: Ranked{Title: memento.Title{ID: "3", Title: "Heat", Genres: []string{"Crime"}, Overview: "A heist goes wrong."}}},
+	}
+	ac := memento.NewActiveContext()
+	ac.Genres = []string{"Musical"}
+	got := applyTaste(ac, taste, cands)
+	if len(got) != 1 || got[0].Genre != "Musical" {
+		t.Errorf("contradicted = %+v, want the musical dislike", got)
+	}
+	if cands[0].Score != 0 || cands[1].Score != tasteDislike || cands[2].Score != tasteLikeWeight {
+		t.Errorf("scores = %v, %v, %v; want 0, %v, %v", cands[0].Score, cands[1].Score, cands[2].Score, tasteDislike, tasteLikeWeight)
+	}
+	if !slices.Contains(cands[2].Why, "you like heist") || len(cands[0].Why) != 0 {
+		t.Errorf("reasons = %v / %v", cands[2].Why, cands[0].Why)
+	}
+}
