@@ -179,15 +179,24 @@ func kindOf(it TasteItem) string {
 }
 
 // anchorText is the free text that finds titles of a like plot: the
-// anchor's first plot sentences, without its own name (which would find
-// its namesakes).
+// anchor's plot after its first sentence (which mostly names the kind of
+// film, its year and its makers, words most plots share), at most
+// maxAnchorText bytes, without the anchor's own name (which would find its
+// namesakes).
 func anchorText(t memento.Title) string {
 	text := t.Overview
-	if len(text) > 400 {
-		text = text[:strings.LastIndex(text[:400], " ")+1]
+	if i := strings.Index(text, ". "); i > 0 && len(text)-i > 80 {
+		text = text[i+2:]
+	}
+	if len(text) > maxAnchorText {
+		text = text[:max(strings.LastIndex(text[:maxAnchorText], " "), 0)]
 	}
 	return strings.TrimSpace(strings.ReplaceAll(text, t.Title, " "))
 }
+
+// maxAnchorText bounds the free text of an anchor's plot draw: each word
+// is a posting list to score.
+const maxAnchorText = 250
 
 // scored is a candidate during ranking.
 type scored struct {
@@ -283,22 +292,38 @@ func (a *Agent) rank(ctx context.Context, s memento.Scope, ac memento.ActiveCont
 		before[id] = true
 	}
 	stale := func(c scored) bool { return before[c.Title.ID] }
-	order := func(score func(scored) float64) []scored {
-		sorted := slices.Clone(cands)
-		slices.SortStableFunc(sorted, func(x, y scored) int {
-			if sx, sy := stale(x), stale(y); sx != sy {
-				if sx {
+	// Sorting positions, not the candidates themselves: a candidate is a
+	// few hundred bytes, and a stable sort moves each many times.
+	isStale := make([]bool, len(cands))
+	for i := range cands {
+		isStale[i] = stale(cands[i])
+	}
+	order := func(score func(*scored) float64, keep func(*scored) bool) []scored {
+		idx := make([]int, 0, len(cands))
+		for i := range cands {
+			if keep(&cands[i]) {
+				idx = append(idx, i)
+			}
+		}
+		slices.SortStableFunc(idx, func(x, y int) int {
+			if isStale[x] != isStale[y] {
+				if isStale[x] {
 					return 1
 				}
 				return -1
 			}
-			return cmp.Compare(score(y), score(x))
+			return cmp.Compare(score(&cands[y]), score(&cands[x]))
 		})
+		sorted := make([]scored, len(idx))
+		for k, i := range idx {
+			sorted[k] = cands[i]
+		}
 		return sorted
 	}
-	kept := slices.DeleteFunc(order(func(c scored) float64 { return c.Score }), func(c scored) bool { return c.drop })
+	kept := order(func(c *scored) float64 { return c.Score }, func(c *scored) bool { return !c.drop })
+	base := order(func(c *scored) float64 { return c.base }, func(*scored) bool { return true })
 	out.shown = diversify(kept, ac.Count)
-	out.base = diversify(order(func(c scored) float64 { return c.base }), ac.Count)
+	out.base = diversify(base, ac.Count)
 	return out, nil
 }
 

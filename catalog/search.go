@@ -515,21 +515,6 @@ func (x *Index) Candidates(ctx context.Context, q memento.TitleQuery, n int) ([]
 	if p.none || n == 0 {
 		return out, nil
 	}
-	if p.text || p.byYear || !x.broad(&p) {
-		// Page through Search: a narrow list is cheap to walk whole.
-		for page := 1; len(out) < n; page++ {
-			q.Page = page
-			res, err := x.Search(ctx, q)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, res.Titles[:min(len(res.Titles), n-len(out))]...)
-			if res.Last {
-				break
-			}
-		}
-		return out, nil
-	}
 	s, _ := x.scratch.Get().(*scratch)
 	if s == nil {
 		s = newScratch(len(x.titles))
@@ -537,6 +522,21 @@ func (x *Index) Candidates(ctx context.Context, q memento.TitleQuery, n int) ([]
 	defer x.scratch.Put(s)
 	x.setExcluded(s, q.Exclude)
 	defer s.clearExcluded()
+	if p.text || p.byYear || !x.broad(&p) {
+		// One walk as Search's, with a page of n: a narrow list is cheap
+		// to walk whole, and free text is scored once.
+		p.offset, p.size = 0, n
+		var docs []int32
+		if p.text {
+			docs, _ = x.searchText(&p, s)
+		} else {
+			docs, _ = x.searchFilter(&p, s)
+		}
+		for _, d := range docs {
+			out = append(out, cloneTitle(&x.titles[d]))
+		}
+		return out, nil
+	}
 	for _, d := range x.byNotab {
 		if x.match(&p, s, d) {
 			out = append(out, cloneTitle(&x.titles[d]))
