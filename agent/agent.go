@@ -95,6 +95,10 @@ type Agent struct {
 	// seen or turned down), such as relearning the profile. Nil: none.
 	EventJobs func(s memento.Scope) func(memento.Event) []memento.JobRequest
 
+	// ForgetShown, for baselines, keeps only the last answer's titles
+	// after fresh ones, not every title the thread showed.
+	ForgetShown bool
+
 	tastes tasteReader
 
 	// threads serialises the turns of one thread in this process; the
@@ -286,7 +290,11 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 			a.logger().WarnContext(ctx, "attribute memories cannot be read; ranking without them", "user", req.User, "err", err)
 			taste = nil
 		}
-		found, err := a.find(ctx, s, next, shownBefore(state), taste)
+		shown := shownBefore(state)
+		if a.ForgetShown {
+			shown = state.LastShown
+		}
+		found, err := a.find(ctx, s, next, shown, taste)
 		if err != nil {
 			a.logger().ErrorContext(ctx, "catalog search failed", "user", req.User, "thread", req.Thread, "err", err)
 			resp.Notes = append(resp.Notes, "The catalog search failed, so I have no titles to show this time: "+memento.ErrorMessage(err))

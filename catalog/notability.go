@@ -3,6 +3,7 @@ package catalog
 import (
 	"cmp"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +54,13 @@ type NotabilityWeights struct {
 	// year ("a remake of the 1960 film Psycho", "Jaws (1975)"): films that
 	// later films are measured against are known.
 	Mentions SignalWeights
+	// CastRank is cast fame passed along the film-actor graph: a lead's
+	// fame is the sum of how notable their other films are, and a film's
+	// notability for it is in turn its own documentation mixed with its
+	// leads' fame, a few rounds over (as PageRank passes rank along
+	// links). A star is someone in several notable films, not in many
+	// films that nobody saw.
+	CastRank SignalWeights
 }
 
 // SignalWeights weighs one signal's rank r (in (0, 1]) in three shapes, so
@@ -101,17 +109,18 @@ func (s SignalWeights) apply(x [3]float64) float64 {
 // there on the other half (MovieLens judges the prior, it never feeds it).
 func DefaultNotabilityWeights() NotabilityWeights {
 	return NotabilityWeights{
-		Text:      SignalWeights{Rank: 0.00, Top: 0.11, Bottom: 0.00},
-		Cast:      SignalWeights{Rank: 0.00, Top: 0.21, Bottom: 0.00},
-		CastFame:  SignalWeights{Rank: 0.19, Top: 0.00, Bottom: 0.00},
-		CastStar:  SignalWeights{Rank: 0.05, Top: 0.00, Bottom: 0.00},
+		Text:      SignalWeights{Rank: 0.00, Top: 0.10, Bottom: 0.00},
+		Cast:      SignalWeights{Rank: 0.00, Top: 0.17, Bottom: 0.00},
+		CastFame:  SignalWeights{Rank: 0.00, Top: 0.00, Bottom: 0.00},
+		CastStar:  SignalWeights{Rank: 0.00, Top: 0.00, Bottom: 0.00},
 		Image:     SignalWeights{Rank: 0.00, Top: 0.00, Bottom: 0.00},
 		Page:      SignalWeights{Rank: 0.00, Top: 0.00, Bottom: 0.00},
-		Genres:    SignalWeights{Rank: 0.21, Top: 0.02, Bottom: 0.00},
-		Recency:   SignalWeights{Rank: 3.08, Top: -0.50, Bottom: -0.45},
-		Sequels:   SignalWeights{Rank: 0.00, Top: 0.05, Bottom: 1.01},
-		CastKnown: SignalWeights{Rank: 0.00, Top: 0.15, Bottom: 0.00},
-		Mentions:  SignalWeights{Rank: 0.00, Top: 0.18, Bottom: 0.00},
+		Genres:    SignalWeights{Rank: 0.15, Top: 0.03, Bottom: 0.00},
+		Recency:   SignalWeights{Rank: 2.20, Top: -0.44, Bottom: -0.34},
+		Sequels:   SignalWeights{Rank: 0.00, Top: 0.05, Bottom: 1.03},
+		CastKnown: SignalWeights{Rank: 0.00, Top: 0.03, Bottom: 0.00},
+		Mentions:  SignalWeights{Rank: 0.00, Top: 0.17, Bottom: 0.00},
+		CastRank:  SignalWeights{Rank: 0.00, Top: 0.30, Bottom: 0.00},
 	}
 }
 
@@ -134,14 +143,14 @@ type TitleSignals struct {
 const billedCast = 5
 
 // numFeatures is the number of signals in NotabilityWeights.
-const numFeatures = 11
+const numFeatures = 12
 
 // features is the rank-normalised signals of one title, in the order of
 // NotabilityWeights' fields.
 type features [numFeatures]float64
 
 func (w NotabilityWeights) vector() [numFeatures]SignalWeights {
-	return [numFeatures]SignalWeights{w.Text, w.Cast, w.CastFame, w.CastStar, w.Image, w.Page, w.Genres, w.Recency, w.Sequels, w.CastKnown, w.Mentions}
+	return [numFeatures]SignalWeights{w.Text, w.Cast, w.CastFame, w.CastStar, w.Image, w.Page, w.Genres, w.Recency, w.Sequels, w.CastKnown, w.Mentions, w.CastRank}
 }
 
 // ComputeNotability sets the Notability of every title from its fields and
@@ -266,6 +275,85 @@ func notabilityFeatures(titles []memento.Title, signals []TitleSignals) []featur
 	for _, f := range []int{8, 9, 10} {
 		for i, v := range rankNormalise(raw[f]) {
 			out[i][f] = v
+		}
+	}
+	// What a film's own fields say of it, for the propagation: its text,
+	// cast length, sequels and mentions.
+	for i := range out {
+		base[i] = (out[i][0] + out[i][1] + out[i][8] + out[i][10]) / 4
+	}
+	castKeys := keys
+	if os.Getenv("DAMP") != "" {
+		castKeys = slices.Clone(keys)
+		for i := range titles {
+			if slices.Contains(titles[i].Genres, "Animated") {
+				castKeys[i] = nil
+			}
+		}
+	}
+	cr := castRank(castKeys, base, castRankRounds)
+	if os.Getenv("DAMP") == "2" {
+		for i := range titles {
+			if castKeys[i] == nil && len(keys[i]) > 0 {
+				// no cast signal: treat as median
+				cr[i] = -1
+			}
+		}
+	}
+	for i, v := range rankNormalise(cr) {
+		out[i][11] = v
+	}
+	return out
+}
+
+// castRankRounds is how many times castRank passes notability from films
+// to their leads and back: after three rounds the order barely moves.
+const castRankRounds = 3
+
+// castRankPower is the power of a film's score (a rank in (0, 1]) that
+// counts towards its leads' fame. A high power makes fame a soft count of
+// the lead's films near the top (a film at the 97th percentile counts
+// about half, one at the 80th about 0.01): a star is in several notable
+// films, while a steady supporting actor in sixty films nobody saw is not.
+// With a power of 1 fame is little more than the number of films, which
+// CastFame already measures.
+const castRankPower = 20
+
+// castRank returns, for every title, the mean over its billed cast of the
+// log of each lead's fame, where a lead's fame is the sum of the scores of
+// their other films raised to castRankPower. The scores start as the rank
+// of base and, after each round, become the rank of (the rank of base plus
+// the rank of the round's result), so that a film
+// lifted by its cast lifts its cast's other films in the next round.
+func castRank(billed [][]string, base []float64, rounds int) []float64 {
+	own := rankNormalise(base)
+	score := own
+	out := make([]float64, len(billed))
+	sum := map[string]float64{}
+	for round := 0; round < rounds; round++ {
+		clear(sum)
+		for i, keys := range billed {
+			for _, k := range keys {
+				sum[k] += math.Pow(score[i], castRankPower)
+			}
+		}
+		for i, keys := range billed {
+			out[i] = 0
+			if len(keys) == 0 {
+				continue
+			}
+			s := 0.0
+			for _, k := range keys {
+				s += math.Log1p(max(sum[k]-math.Pow(score[i], castRankPower), 0))
+			}
+			out[i] = s / float64(len(keys))
+		}
+		if round+1 < rounds {
+			mixed := rankNormalise(out)
+			for i := range mixed {
+				mixed[i] += own[i]
+			}
+			score = rankNormalise(mixed)
 		}
 	}
 	return out

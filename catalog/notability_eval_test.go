@@ -155,6 +155,13 @@ func TestNotabilityAgainstMovieLens(t *testing.T) {
 		t.Logf("  %-32s  %13.3f %6.3f %6.3f %6.3f | %16.3f %6.3f %6.3f %6.3f  %8.3f", row.name, a10, a50, g10, g50,
 			h10, h50, hg10, hg50, spearmanOf(row.score, true))
 	}
+	// Per group, to see where the prior falls short (voice casts of
+	// animated films, say, are long lists of actors famous for other work).
+	t.Logf("  %-32s  held-out top-10 top-50 of the stored prior, and of the previous prior", "group")
+	for g, name := range top.names {
+		t.Logf("  %-32s  %8.3f %6.3f | %6.3f %6.3f", name, top.ratio(stored, top.groups[g][1], 10), top.ratio(stored, top.groups[g][1], 50),
+			top.ratio(previous, top.groups[g][1], 10), top.ratio(previous, top.groups[g][1], 50))
+	}
 	for f := 0; f < numFeatures; f++ {
 		var w NotabilityWeights
 		weightField(&w, f).Rank = 1
@@ -183,6 +190,7 @@ type topMeasure struct {
 	gains  map[int]float64
 	all    [2][]int   // per half (0 tuning, 1 held out), the titles
 	groups [][2][]int // per genre or decade, per half, its titles
+	names  []string   // the name of each group ("genre:Animated")
 }
 
 // minGroup is the fewest matched titles a group needs in each half to be
@@ -231,6 +239,7 @@ func newTopMeasure(titles []memento.Title, matches []mlMatch) *topMeasure {
 		}
 		if ok {
 			m.groups = append(m.groups, *grp)
+			m.names = append(m.names, g)
 		}
 	}
 	return m
@@ -424,7 +433,7 @@ const recencyFeature = 7
 
 // goWeights writes w as the Go literal DefaultNotabilityWeights returns.
 func goWeights(w NotabilityWeights) string {
-	names := []string{"Text", "Cast", "CastFame", "CastStar", "Image", "Page", "Genres", "Recency", "Sequels", "CastKnown", "Mentions"}
+	names := []string{"Text", "Cast", "CastFame", "CastStar", "Image", "Page", "Genres", "Recency", "Sequels", "CastKnown", "Mentions", "CastRank"}
 	var sb strings.Builder
 	for f, name := range names {
 		x := *weightField(&w, f)
@@ -436,7 +445,7 @@ func goWeights(w NotabilityWeights) string {
 // weightField returns the weights of the f-th signal of w, in the order of
 // features.
 func weightField(w *NotabilityWeights, f int) *SignalWeights {
-	return []*SignalWeights{&w.Text, &w.Cast, &w.CastFame, &w.CastStar, &w.Image, &w.Page, &w.Genres, &w.Recency, &w.Sequels, &w.CastKnown, &w.Mentions}[f]
+	return []*SignalWeights{&w.Text, &w.Cast, &w.CastFame, &w.CastStar, &w.Image, &w.Page, &w.Genres, &w.Recency, &w.Sequels, &w.CastKnown, &w.Mentions, &w.CastRank}[f]
 }
 
 // spearman returns the Spearman rank correlation of xs and ys: Pearson's

@@ -155,6 +155,12 @@ func (r *FollowupResult) Figures() FollowupFigures {
 // rejection stripped from its understanding (IgnoreRejections).
 const BaselineIgnoreRejections = "ignoreRejections"
 
+// BaselineIgnoreRejectionsForgetShown names the run that also forgets
+// which titles the thread showed before the last answer
+// (agent.Agent.ForgetShown): with rejections ignored, only the last
+// answer's titles wait behind fresh ones.
+const BaselineIgnoreRejectionsForgetShown = "ignoreRejectionsForgetShown"
+
 // FollowupFailure is one turn that failed a check.
 type FollowupFailure struct {
 	Dialogue  string   `json:"dialogue"`

@@ -105,7 +105,20 @@ temporary store.`,
 			if err != nil {
 				return fmt.Errorf("baseline %s: %w", eval.BaselineIgnoreRejections, err)
 			}
-			res.Baselines = map[string]eval.FollowupFigures{eval.BaselineIgnoreRejections: base.Figures()}
+			// A second baseline also forgets which titles the thread
+			// showed before the last answer: the agent as it was before
+			// it kept them, with rejections ignored.
+			ag.Model, ag.ForgetShown = eval.IgnoreRejections(model), true
+			opts.UserPrefix = "iard-forget-"
+			forget, err := eval.Followup(ctx, ag, dialogues, opts)
+			ag.Model, ag.ForgetShown = model, false
+			if err != nil {
+				return fmt.Errorf("baseline %s: %w", eval.BaselineIgnoreRejectionsForgetShown, err)
+			}
+			res.Baselines = map[string]eval.FollowupFigures{
+				eval.BaselineIgnoreRejections:            base.Figures(),
+				eval.BaselineIgnoreRejectionsForgetShown: forget.Figures(),
+			}
 			if plotDir != "" {
 				file, err := eval.PlotFollowup(plotDir, res)
 				if err != nil {
@@ -127,9 +140,11 @@ temporary store.`,
 				sc := res.CriteriaBySlot[slot]
 				fmt.Fprintf(m.Stdout, "  %-8s %d of %d\n", slot, sc.Captured, sc.Judged)
 			}
-			b := res.Baselines[eval.BaselineIgnoreRejections]
-			fmt.Fprintf(m.Stdout, "baseline %s: rejection compliance %.3f over %d turns, criteria capture %.3f over %d turns\n",
-				eval.BaselineIgnoreRejections, b.RejectCompliance, b.RejectTurns, b.CriteriaCapture, b.CriteriaTurns)
+			for _, name := range []string{eval.BaselineIgnoreRejections, eval.BaselineIgnoreRejectionsForgetShown} {
+				b := res.Baselines[name]
+				fmt.Fprintf(m.Stdout, "baseline %s: rejection compliance %.3f over %d turns, criteria capture %.3f over %d turns\n",
+					name, b.RejectCompliance, b.RejectTurns, b.CriteriaCapture, b.CriteriaTurns)
+			}
 			for _, f := range res.Failures {
 				fmt.Fprintf(m.Stdout, "FAIL %s dialogue %s turn %d: %q want %v got %v\n", f.Check, f.Dialogue, f.Turn, f.Utterance, f.Want, f.Got)
 			}

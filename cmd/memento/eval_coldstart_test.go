@@ -151,6 +151,9 @@ func TestEvalFollowupBaseline(t *testing.T) {
 		t.Errorf("rejections: agent %d turns, %v; baseline %+v (present %v); want 1 turn, 1 against 0\n%s",
 			res.RejectTurns, res.RejectCompliance, base, ok, out)
 	}
+	if forget, ok := res.Baselines["ignoreRejectionsForgetShown"]; !ok || forget.RejectTurns != 1 || forget.RejectCompliance != 0 {
+		t.Errorf("baseline ignoreRejectionsForgetShown = %+v (present %v), want 1 turn, 0\n%s", forget, ok, out)
+	}
 	if res.CriteriaTurns != 1 || res.Criteria != 1 || res.CriteriaCapture != 1 || res.CriteriaBySlot["GENRE"] == nil {
 		t.Errorf("criteria: %d turns, %d criteria, capture %v, by slot %v; want 1, 1, 1 with GENRE", res.CriteriaTurns, res.Criteria, res.CriteriaCapture, res.CriteriaBySlot)
 	}
