@@ -19,7 +19,10 @@
 // imported (notability.go). Built from Wikipedia, it weighs rank-normalised
 // signals of the catalog's own data: the length of the whole plot extract,
 // the size of the cast, how many other catalog films the billed cast are in
-// and how well documented those films are, a poster, the release year,
+// and how well documented those films are, cast fame passed along the
+// film-actor graph (a lead in several notable films lifts this one, and a
+// film lifted so lifts its cast's other films, over three rounds), a
+// poster, the release year (its weight kept non-decreasing),
 // sequels (later titles that start with the title and share its cast) and
 // mentions (other films' extracts that name the title with its year, as in
 // "a remake of the 1960 film Psycho"). Each signal's rank is weighed in

@@ -3,7 +3,6 @@ package catalog
 import (
 	"cmp"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,8 +21,8 @@ import (
 //     it is;
 //   - otherwise the title's own fields, by ComputeNotability: the Wikipedia
 //     lists give a well-known film a longer article lead, a longer cast
-//     list, a poster, and a cast of actors who are in many other films of
-//     the catalog.
+//     list, a poster, and a cast of actors who are in other notable films
+//     of the catalog.
 //
 // Either way the value is a rank: the share of the catalog's titles that
 // are less notable (ties share their mean rank), so it is spread evenly
@@ -107,20 +106,24 @@ func (s SignalWeights) apply(x [3]float64) float64 {
 // log(1 + MovieLens rating count) on the shapes of the signals over one half
 // of the embedded titles (a title MovieLens lacks counts 0), and are checked
 // there on the other half (MovieLens judges the prior, it never feeds it).
+// Every weight is non-negative, the release year's too: fitted freely, the
+// year's weight rises to the 1990s and falls after, which mirrors when this
+// MovieLens file was collected (2018), not what today's users know; kept
+// non-decreasing, the fit gives the year no weight at all.
 func DefaultNotabilityWeights() NotabilityWeights {
 	return NotabilityWeights{
 		Text:      SignalWeights{Rank: 0.00, Top: 0.10, Bottom: 0.00},
-		Cast:      SignalWeights{Rank: 0.00, Top: 0.17, Bottom: 0.00},
+		Cast:      SignalWeights{Rank: 0.00, Top: 0.14, Bottom: 0.00},
 		CastFame:  SignalWeights{Rank: 0.00, Top: 0.00, Bottom: 0.00},
 		CastStar:  SignalWeights{Rank: 0.00, Top: 0.00, Bottom: 0.00},
 		Image:     SignalWeights{Rank: 0.00, Top: 0.00, Bottom: 0.00},
 		Page:      SignalWeights{Rank: 0.00, Top: 0.00, Bottom: 0.00},
-		Genres:    SignalWeights{Rank: 0.15, Top: 0.03, Bottom: 0.00},
-		Recency:   SignalWeights{Rank: 2.20, Top: -0.44, Bottom: -0.34},
-		Sequels:   SignalWeights{Rank: 0.00, Top: 0.05, Bottom: 1.03},
-		CastKnown: SignalWeights{Rank: 0.00, Top: 0.03, Bottom: 0.00},
-		Mentions:  SignalWeights{Rank: 0.00, Top: 0.17, Bottom: 0.00},
-		CastRank:  SignalWeights{Rank: 0.00, Top: 0.30, Bottom: 0.00},
+		Genres:    SignalWeights{Rank: 0.06, Top: 0.05, Bottom: 0.00},
+		Recency:   SignalWeights{Rank: 0.00, Top: 0.00, Bottom: 0.00},
+		Sequels:   SignalWeights{Rank: 0.00, Top: 0.15, Bottom: 0.39},
+		CastKnown: SignalWeights{Rank: 0.00, Top: 0.01, Bottom: 0.00},
+		Mentions:  SignalWeights{Rank: 0.00, Top: 0.18, Bottom: 0.00},
+		CastRank:  SignalWeights{Rank: 0.00, Top: 0.33, Bottom: 0.00},
 	}
 }
 
@@ -282,25 +285,7 @@ func notabilityFeatures(titles []memento.Title, signals []TitleSignals) []featur
 	for i := range out {
 		base[i] = (out[i][0] + out[i][1] + out[i][8] + out[i][10]) / 4
 	}
-	castKeys := keys
-	if os.Getenv("DAMP") != "" {
-		castKeys = slices.Clone(keys)
-		for i := range titles {
-			if slices.Contains(titles[i].Genres, "Animated") {
-				castKeys[i] = nil
-			}
-		}
-	}
-	cr := castRank(castKeys, base, castRankRounds)
-	if os.Getenv("DAMP") == "2" {
-		for i := range titles {
-			if castKeys[i] == nil && len(keys[i]) > 0 {
-				// no cast signal: treat as median
-				cr[i] = -1
-			}
-		}
-	}
-	for i, v := range rankNormalise(cr) {
+	for i, v := range rankNormalise(castRank(keys, base, castRankRounds)) {
 		out[i][11] = v
 	}
 	return out
@@ -346,7 +331,11 @@ func castRank(billed [][]string, base []float64, rounds int) []float64 {
 			for _, k := range keys {
 				s += math.Log1p(max(sum[k]-math.Pow(score[i], castRankPower), 0))
 			}
-			out[i] = s / float64(len(keys))
+			// Fame below a hundredth of a notable film is none: ranks
+			// would otherwise make a lead whose other film is obscure
+			// (a score of 0.5 counts 1e-6) a full step ahead of a lead
+			// in no other film.
+			out[i] = math.Round(s/float64(len(keys))*100) / 100
 		}
 		if round+1 < rounds {
 			mixed := rankNormalise(out)

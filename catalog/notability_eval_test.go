@@ -86,7 +86,9 @@ func TestNotabilityAgainstMovieLens(t *testing.T) {
 	top := newTopMeasure(titles, matches)
 	def := DefaultNotabilityWeights()
 	gain := func(d int) float64 { return top.gains[d] }
-	tuned := fitWeights(fs, gain, func(d int) bool { return !holdOutID(titles[d].ID) })
+	tuning := func(d int) bool { return !holdOutID(titles[d].ID) }
+	tuned := fitWeights(fs, gain, tuning, true)
+	monotone := fitWeights(fs, gain, tuning, false)
 	ComputeNotability(titles, signals)
 	stored := func(d int) float64 { return titles[d].Notability }
 	// The prior as it was before mentions and the shapes (a weighted sum
@@ -147,6 +149,7 @@ func TestNotabilityAgainstMovieLens(t *testing.T) {
 		{"previous prior (no mentions)", previous},
 		{"default weights (stored)", stored},
 		{"refitted on the tuning half", weighted(tuned)},
+		{"refitted, monotone recency", weighted(monotone)},
 	} {
 		a10, a50 := top.allRatios(row.score, false)
 		g10, g50 := top.ratios(row.score, false)
@@ -169,6 +172,7 @@ func TestNotabilityAgainstMovieLens(t *testing.T) {
 	}
 	t.Logf("default weights: %+v", def)
 	t.Logf("refitted weights, to paste into DefaultNotabilityWeights:\n%s", goWeights(tuned))
+	t.Logf("refitted weights with a monotone (non-decreasing) recency:\n%s", goWeights(monotone))
 
 	got, base := spearmanOf(stored, true), spearmanOf(year, true)
 	if got < base+0.2 {
@@ -359,11 +363,12 @@ func readMovieLensCounts(path string) (map[string]int, error) {
 // are kept non-negative, so that more of any signal never lowers a title:
 // unconstrained, shapes that move together (those of a two-valued signal)
 // get large weights of opposite signs that fit this catalog and bend the
-// prior the wrong way on a small one. The release year alone is free to
-// rise and fall: the best-known films are neither the newest (few have seen
-// them yet) nor the oldest. A ridge of 1 on every weight keeps
+// prior the wrong way on a small one. With freeRecency the release year
+// alone is free to rise and fall: in MovieLens the best-known films are
+// neither the newest (few had seen them when it was collected) nor the
+// oldest; without it, recency is kept non-decreasing too. A ridge of 1 on every weight keeps
 // the problem well posed. The intercept is dropped: only the order matters.
-func fitWeights(fs []features, gain func(int) float64, use func(int) bool) NotabilityWeights {
+func fitWeights(fs []features, gain func(int) float64, use func(int) bool, freeRecency bool) NotabilityWeights {
 	const p = 1 + 3*numFeatures
 	row := func(d int) [p]float64 {
 		x := [p]float64{1}
@@ -393,7 +398,8 @@ func fitWeights(fs []features, gain func(int) float64, use func(int) bool) Notab
 	}
 	free := []bool{0: true}
 	for f := 0; f < numFeatures; f++ {
-		free = append(free, f == recencyFeature, f == recencyFeature, f == recencyFeature)
+		r := freeRecency && f == recencyFeature
+		free = append(free, r, r, r)
 	}
 	beta := nonNegativeQuadratic(a, b, free)
 	var w NotabilityWeights

@@ -352,13 +352,10 @@ func TestMentionCounts(t *testing.T) {
 }
 
 func TestSignalShapesRise(t *testing.T) {
-	// Every default weight but the release year's is non-negative, so more
+	// Every default weight is non-negative, the release year's too, so more
 	// of a signal never lowers a title, in a catalog of any size.
 	w := DefaultNotabilityWeights()
 	for f, sw := range w.vector() {
-		if f == recencyFeature {
-			continue
-		}
 		for _, n := range []int{4, 100, 36000} {
 			prev := math.Inf(-1)
 			for r := 1 / float64(n); r <= 1; r += 1 / float64(n) {
@@ -369,5 +366,38 @@ func TestSignalShapesRise(t *testing.T) {
 				prev = v
 			}
 		}
+	}
+}
+
+func TestCastRank(t *testing.T) {
+	// Ann leads three films, two of them well documented; Bob leads as
+	// many films, all of them obscure. Ann's third film and Bob's third
+	// film are alike on their own, so only what the propagation passes
+	// along tells them apart.
+	billed := [][]string{
+		{"ann"}, {"ann"}, {"ann", "cid"}, // 0, 1: notable; 2: Ann's third
+		{"bob"}, {"bob"}, {"bob", "dee"}, // 3, 4: obscure; 5: Bob's third
+		{"cid"}, {"dee"}, // 6: with Ann's co-lead; 7: with Bob's
+		{}, // 8: no cast
+	}
+	base := []float64{1, 0.95, 0.3, 0.1, 0.1, 0.3, 0.2, 0.2, 0.2}
+	for _, rounds := range []int{1, 2, 3} {
+		got := castRank(billed, base, rounds)
+		if got[2] <= got[5] {
+			t.Errorf("rounds %d: Ann's third film scores %v, Bob's %v; want Ann's higher", rounds, got[2], got[5])
+		}
+		if got[8] != 0 {
+			t.Errorf("rounds %d: a film without cast scores %v, want 0", rounds, got[8])
+		}
+	}
+	// From the second round on, fame passes two steps: Cid's other film
+	// (6) gains from Ann's fame through film 2, which Dee's (7) does not.
+	got := castRank(billed, base, 1)
+	if got[6] != got[7] {
+		t.Errorf("after one round films 6 and 7 score %v and %v, want equal", got[6], got[7])
+	}
+	got = castRank(billed, base, 3)
+	if got[6] <= got[7] {
+		t.Errorf("after three rounds film 6 scores %v, film 7 %v; want film 6 higher", got[6], got[7])
 	}
 }
