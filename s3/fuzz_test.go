@@ -31,7 +31,8 @@ func FuzzEndpoint(f *testing.F) {
 		if host == "" {
 			t.Fatalf("endpoint(%q) = an empty host", endpoint)
 		}
-		if strings.Contains(endpoint, "://") && secure != strings.HasPrefix(strings.TrimSpace(endpoint), "https") {
+		// URL schemes are case-insensitive: "HTTPS://host" is secure.
+		if strings.Contains(endpoint, "://") && secure != strings.HasPrefix(strings.ToLower(strings.TrimSpace(endpoint)), "https") {
 			t.Fatalf("endpoint(%q): secure = %v", endpoint, secure)
 		}
 		st, err := Open(c, "bucket", "/pre/fix/")
