@@ -274,6 +274,9 @@ func ParseTestURL(raw string) (Config, string, string, error) {
 		c.SecretKey, _ = u.User.Password()
 	}
 	bucket, prefix, _ := strings.Cut(strings.Trim(u.Path, "/"), "/")
+	// "bucket//prefix" names the prefix "prefix", not "/prefix": keys
+	// would otherwise begin with an empty path segment.
+	prefix = strings.Trim(prefix, "/")
 	if bucket == "" {
 		return Config{}, "", "", fmt.Errorf("S3 test URL %q names no bucket", raw)
 	}
