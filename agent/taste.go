@@ -189,7 +189,7 @@ var genericWords = map[string]bool{
 	"watch": true, "watching": true, "good": true, "great": true, "kind": true, "kinds": true, "type": true,
 	"stuff": true, "with": true, "about": true, "that": true, "this": true, "them": true, "they": true,
 	"loves": true, "likes": true, "love": true, "like": true, "enjoy": true, "enjoys": true, "hate": true,
-	"hates": true, "stand": true, "cannot": true, "can't": true, "dislikes": true, "avoid": true, "avoids": true,
+	"hates": true, "stand": true, "cannot": true, "dislikes": true, "avoid": true, "avoids": true,
 }
 
 // plotWords returns the words of a title's plot and name, as topicWords
