@@ -55,6 +55,10 @@ type Server struct {
 	// Routes, when set, registers more operations on the API (later
 	// surfaces use it to add theirs without this file knowing them).
 	Routes []func(api huma.API, s *Server)
+	// Mounts are plain handlers by pattern ("/mcp"), for surfaces that are
+	// not REST operations; they run behind the same guard and
+	// authentication as the API.
+	Mounts map[string]http.Handler
 
 	// AllowedOrigins are the origins (scheme://host[:port]) of web pages
 	// other than the server's own that may call it; they get CORS
@@ -139,6 +143,9 @@ func (s *Server) build() {
 	s.registerCatalog()
 	for _, r := range s.Routes {
 		r(s.api, s)
+	}
+	for pattern, h := range s.Mounts {
+		s.mux.Handle(pattern, h)
 	}
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
