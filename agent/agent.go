@@ -483,6 +483,13 @@ func (a *Agent) ungrounded(ctx context.Context, reply string, shown []memento.Ti
 		current[t.ID] = true
 	}
 	lower := strings.ToLower(reply)
+	// A shown title's name may hold an earlier one's ("Ghostbusters II"
+	// holds "Ghostbusters"): the shown names are blanked out first.
+	for _, t := range shown {
+		if name := strings.ToLower(t.Title); name != "" {
+			lower = strings.ReplaceAll(lower, name, strings.Repeat("\x00", len(name)))
+		}
+	}
 	for _, id := range append(slices.Clone(lastShown), ac.ExcludedTitleIDs...) {
 		if current[id] {
 			continue

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/catalog"
 )
 
 func TestSeriesKey(t *testing.T) {
@@ -115,5 +117,25 @@ func TestApplyTasteHonoursARequestAgainstADislike(t *testing.T) {
 	}
 	if !slices.Contains(cands[2].Why, "you like heist") || len(cands[0].Why) != 0 {
 		t.Errorf("reasons = %v / %v", cands[2].Why, cands[0].Why)
+	}
+}
+
+func TestUngroundedSeesPastShownNames(t *testing.T) {
+	ghost := memento.Title{ID: "gb", Title: "Ghostbusters", Type: "movie", Year: 1984}
+	sequel := memento.Title{ID: "gb2", Title: "Ghostbusters II", Type: "movie", Year: 1989}
+	heat := memento.Title{ID: "heat", Title: "Heat", Type: "movie", Year: 1995}
+	a := &Agent{Catalog: catalog.New([]memento.Title{ghost, sequel, heat})}
+	ac := memento.ActiveContext{ExcludedTitleIDs: []string{"gb", "heat"}}
+	ctx := context.Background()
+	// The sequel's name holds the excluded title's: not a reply naming it.
+	if bad := a.ungrounded(ctx, "1. Ghostbusters II (1989): Comedy", []memento.Title{sequel}, ac, nil); bad != "" {
+		t.Errorf("a reply naming only the shown sequel is flagged for %q", bad)
+	}
+	// Naming the excluded title itself still is.
+	if bad := a.ungrounded(ctx, "Ghostbusters II, or Ghostbusters again", []memento.Title{sequel}, ac, nil); bad != "Ghostbusters" {
+		t.Errorf("a reply naming the excluded Ghostbusters is flagged for %q, want Ghostbusters", bad)
+	}
+	if bad := a.ungrounded(ctx, "You might like Heat.", []memento.Title{sequel}, ac, nil); bad != "Heat" {
+		t.Errorf("a reply naming the excluded Heat is flagged for %q, want Heat", bad)
 	}
 }

@@ -89,6 +89,14 @@ func (m *Model) understand(in memento.UnderstandInput) *memento.Understanding {
 		// means that title.
 		r.reject = true
 	}
+	if len(r.people) > 0 && len(in.LastShown) > 0 && !r.asks && !hasWish(toks) &&
+		(seenShown(toks) || len(refs.seen)+len(refs.like) > 0) {
+		// "With Bruce Willis, that one is pretty good": a person named in
+		// a remark about what was shown, with no wish for more, says which
+		// title is meant (or what the user thinks of it). It asks for
+		// nothing new, and the people asked for before stay in force.
+		r.people = nil
+	}
 	cur := in.Context
 
 	if len(r.genres) > 0 {
@@ -775,4 +783,18 @@ func unionFold(a, b []string) []string {
 		out = []string{}
 	}
 	return out
+}
+
+// wishWords ask for titles beyond those being talked about: "more with
+// Bruce Willis", "something else with him", "now Keanu Reeves please".
+var wishWords = set("more", "another", "something", "anything", "others", "other", "else", "movies", "films", "shows", "series",
+	"please", "now", "instead", "next", "try", "maybe")
+
+func hasWish(toks []token) bool {
+	for _, t := range toks {
+		if wishWords[t.w] {
+			return true
+		}
+	}
+	return false
 }
