@@ -322,8 +322,10 @@ func (a *Agent) rank(ctx context.Context, s memento.Scope, ac memento.ActiveCont
 	}
 	kept := order(func(c *scored) float64 { return c.Score }, func(c *scored) bool { return !c.drop })
 	base := order(func(c *scored) float64 { return c.base }, func(*scored) bool { return true })
-	out.shown = diversify(kept, ac.Count)
-	out.base = diversify(base, ac.Count)
+	// The ranking without memory holds nothing back: it is what the
+	// answer would be had nothing been remembered.
+	out.shown = diversify(kept, ac.Count, func(c *scored) bool { return c.dislike != nil })
+	out.base = diversify(base, ac.Count, nil)
 	return out, nil
 }
 
@@ -500,16 +502,23 @@ func runtimeBounds(v string) (lo, hi int, ok bool) {
 // diversify keeps n titles in order, passing over a title of a series
 // already kept (the same name before a number or a colon: "Saw II" after
 // "Saw") while others are left; passed-over titles fill what is left.
-func diversify(ranked []scored, n int) []scored {
+// Titles held back (a remembered dislike, when held is set) never jump
+// ahead for variety: they come after every passed-over sequel.
+func diversify(ranked []scored, n int, held func(*scored) bool) []scored {
 	if len(ranked) <= n {
 		return ranked
 	}
 	out := make([]scored, 0, n)
-	var later []scored
+	var later, last []scored
 	series := map[string]bool{}
-	for _, c := range ranked {
+	for i := range ranked {
+		c := ranked[i]
 		if len(out) == n {
 			break
+		}
+		if held != nil && held(&c) {
+			last = append(last, c)
+			continue
 		}
 		k := seriesKey(c.Title.Title)
 		if series[k] {
@@ -519,7 +528,7 @@ func diversify(ranked []scored, n int) []scored {
 		series[k] = true
 		out = append(out, c)
 	}
-	for _, c := range later {
+	for _, c := range append(later, last...) {
 		if len(out) == n {
 			break
 		}

@@ -39,12 +39,17 @@ func TestDiversifyPassesOverSequels(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := names(diversify(ranked, 3)), []string{"Saw", "Heat", "Ronin"}; !slices.Equal(got, want) {
+	if got, want := names(diversify(ranked, 3, nil)), []string{"Saw", "Heat", "Ronin"}; !slices.Equal(got, want) {
 		t.Errorf("diversify(3) = %v, want %v", got, want)
 	}
 	// With too few others, sequels fill the answer in their order.
-	if got, want := names(diversify(ranked, 5)), []string{"Saw", "Heat", "Ronin", "Saw II", "Saw III"}; !slices.Equal(got, want) {
+	if got, want := names(diversify(ranked, 5, nil)), []string{"Saw", "Heat", "Ronin", "Saw II", "Saw III"}; !slices.Equal(got, want) {
 		t.Errorf("diversify(5) = %v, want %v", got, want)
+	}
+	// A disliked title does not jump ahead of the sequels for variety.
+	held := func(c *scored) bool { return c.Title.Title == "Ronin" }
+	if got, want := names(diversify(ranked, 4, held)), []string{"Saw", "Heat", "Saw II", "Saw III"}; !slices.Equal(got, want) {
+		t.Errorf("diversify(4, Ronin held) = %v, want %v", got, want)
 	}
 }
 

@@ -3,11 +3,16 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
+	"github.com/memento-ai/memento/llm/offline"
+	"github.com/memento-ai/memento/prefs"
 	"github.com/memento-ai/memento/sqlite"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
@@ -99,4 +104,77 @@ func TestConcurrentTurnsAcrossAgents(t *testing.T) {
 	cat := testCatalog()
 	db := sqlitetest.Open(t)
 	concurrentTurns(t, db, []*agent.Agent{newAgent(t, db, cat, cat), newAgent(t, db, cat, cat)}, 8)
+}
+
+// TestConcurrentTurnsWithMemory: turns on many threads at once, through
+// one agent with everything the ranking reads from memory (attribute
+// memories read by rules, likeness to named titles, title resolution),
+// answer exactly as the same turns do one after another. Run with -race,
+// it checks the agent's shared caches (the taste read from memories, the
+// title space's vectors) under concurrent use.
+func TestConcurrentTurnsWithMemory(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalog()
+	space := prefs.NewTitleSpace(offline.NewEmbedder(0), cat.All())
+	rules := offline.New(offline.Options{People: cat, Genres: cat.Genres()})
+	newMemAgent := func() *agent.Agent {
+		return &agent.Agent{Catalog: cat, Threads: sqlitetest.Open(t), Model: rules, Rules: rules,
+			Resolve: cat.ResolveTitle, Similar: &prefs.Likeness{Titles: space},
+			Attributes: memories{
+				{ID: "m1", Attribute: "DISLIKES", Value: "can't stand horror films", Sources: []string{"msg-1"}},
+				{ID: "m2", Attribute: "LIKES", Value: "likes Tom Hanks", Sources: []string{"msg-2"}},
+			}}
+	}
+	script := []string{
+		"Recommend 3 movies",
+		"the second one sounds good, more like that",
+		"something like Comedy 04",
+		"not the first one",
+		"I've already seen Comedy 10",
+	}
+	titlesOf := func(r *agent.Response) string {
+		var names []string
+		for _, x := range r.Titles {
+			names = append(names, x.Title)
+		}
+		return strings.Join(names, ", ")
+	}
+	// The serial answers.
+	serial := newMemAgent()
+	var want []string
+	for _, m := range script {
+		r, err := serial.Turn(ctx, tenant, agent.Request{User: "u1", Thread: "serial", Message: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range r.Titles {
+			if slices.Contains(x.Genres, "Horror") {
+				t.Errorf("%q: showed the horror title %s to a user who can't stand horror", m, x.Title)
+			}
+		}
+		want = append(want, titlesOf(r))
+	}
+	// The same script on 8 threads of 4 users at once, through one agent.
+	a := newMemAgent()
+	const threads = 8
+	got := make([][]string, threads)
+	var wg sync.WaitGroup
+	for i := range threads {
+		wg.Go(func() {
+			for _, m := range script {
+				r, err := a.Turn(ctx, tenant, agent.Request{User: fmt.Sprintf("u%d", i%4), Thread: fmt.Sprintf("t%d", i), Message: m})
+				if err != nil {
+					t.Errorf("thread %d, %q: %v", i, m, err)
+					return
+				}
+				got[i] = append(got[i], titlesOf(r))
+			}
+		})
+	}
+	wg.Wait()
+	for i := range threads {
+		if diff := cmp.Diff(want, got[i]); diff != "" {
+			t.Errorf("thread %d answered unlike the serial run (-serial +concurrent):\n%s", i, diff)
+		}
+	}
 }
