@@ -107,12 +107,38 @@ type LoCoMoOptions struct {
 	// Progress, when set, is called after each question with the number
 	// done and the total.
 	Progress func(done, total int)
+	// Embedder, when set, is the embedder of the dense baseline (the one
+	// Memento is configured with).
+	Embedder memento.Embedder
+	// Tuning, when set, is what may be fitted: every setting of its grid
+	// is measured, the in-sample figure is that of the best setting on
+	// every question, and with more than one conversation the held-out
+	// figure scores each conversation with the setting best on the
+	// others (leave one conversation out).
+	Tuning *LoCoMoTuning
 }
+
+// LoCoMoTuning is what the LoCoMo evaluation may fit of a system: a grid
+// of settings, the system's defaults first, and the system's recall with
+// a setting. A setting that ties with an earlier one on the questions it
+// is fitted on loses to it, so the defaults are kept unless another
+// setting does better.
+type LoCoMoTuning struct {
+	Grid   []Params
+	Recall func(Params) RecallFunc
+}
+
+// Params is one setting of a system's tunable parameters, by name.
+type Params map[string]float64
 
 // LoCoMoResult is the outcome of `memento eval locomo`. Its JSON shape is a
 // contract: {"conversations","questions","k","recall","byCategory":{"1".."4"},
-// "tokensPerQuery","recallP50Ms","recallP99Ms","baselines":{"bm25":{"recall"},
-// "recency":{"recall"}}}, with "answer" added only when answers were made.
+// "tokensPerQuery","recallP50Ms","recallP99Ms","baselines":{"bm25","bm25Raw",
+// "recency", and "dense" with an embedder: {"recall","byCategory"}}}, with
+// "answer" added only when answers were made, and "inSample" (and with more
+// than one conversation "heldOut") {"recall","byCategory","vsBM25",
+// "params"|"folds"} only with Tuning. Recall and ByCategory are those of
+// the RecallFunc given, the system's defaults.
 //
 // Evidence recall@k of a question is the share of its evidence turns
 // (dia_ids) found among the sources of the top k items; Recall is its mean
@@ -133,6 +159,12 @@ type LoCoMoResult struct {
 	RecallP99Ms    float64                   `json:"recallP99Ms"`
 	Baselines      map[string]BaselineRecall `json:"baselines"`
 	Answer         *AnswerScore              `json:"answer,omitempty"`
+	// InSample is recall with the setting of LoCoMoOptions.Tuning that is
+	// best on every question; HeldOut, with more than one conversation,
+	// scores each conversation with the setting best on the others. Both
+	// are absent without Tuning.
+	InSample *TunedRecall `json:"inSample,omitempty"`
+	HeldOut  *TunedRecall `json:"heldOut,omitempty"`
 
 	// Curves holds recall@k for k = 1..CurveK by system ("memento",
 	// "bm25", "recency"), index k-1; nil without CurveK.
@@ -146,9 +178,34 @@ type LoCoMoResult struct {
 	Skipped int `json:"-"`
 }
 
-// BaselineRecall is a baseline's evidence recall@k.
+// BaselineRecall is a baseline's evidence recall@k, overall and by
+// category.
 type BaselineRecall struct {
-	Recall float64 `json:"recall"`
+	Recall     float64            `json:"recall"`
+	ByCategory map[string]float64 `json:"byCategory,omitempty"`
+}
+
+// TunedRecall is evidence recall@k with fitted parameters: overall, by
+// category, and as a multiple of the BM25 baseline's recall on the same
+// questions (VsBM25). Params is the setting fitted in-sample; Folds has one
+// entry per conversation left out.
+type TunedRecall struct {
+	Recall     float64            `json:"recall"`
+	ByCategory map[string]float64 `json:"byCategory"`
+	VsBM25     float64            `json:"vsBM25"`
+	Params     Params             `json:"params,omitempty"`
+	Folds      []LoCoMoFold       `json:"folds,omitempty"`
+}
+
+// LoCoMoFold is one fold of leave-one-conversation-out: the setting fitted
+// on the other conversations (with its recall there, FitRecall) and its
+// recall on the conversation left out.
+type LoCoMoFold struct {
+	HeldOut   string  `json:"heldOut"`
+	Questions int     `json:"questions"`
+	Params    Params  `json:"params"`
+	FitRecall float64 `json:"fitRecall"`
+	Recall    float64 `json:"recall"`
 }
 
 // AnswerScore is the LoCoMo paper's token F1 of answers made from
@@ -204,17 +261,22 @@ func LoCoMo(ctx context.Context, convs []LoCoMoConversation, ingest IngestFunc, 
 	}{
 		{"memento", recallFn},
 		{"bm25", NewBM25(turns).Recall},
+		{"bm25Raw", NewRawBM25(turns).Recall},
 		{"recency", NewRecency(turns).Recall},
 	}
-
-	type question struct {
-		conv string
-		user string
-		qa   recall.LoCoMoQA
-		ev   []string
+	if opts.Embedder != nil {
+		dense, err := NewDense(ctx, turns, opts.Embedder)
+		if err != nil {
+			return nil, err
+		}
+		systems = append(systems, struct {
+			name string
+			fn   RecallFunc
+		}{"dense", dense.Recall})
 	}
+
 	res := &LoCoMoResult{Conversations: len(convs), K: opts.K, ByCategory: map[string]float64{}, Baselines: map[string]BaselineRecall{}}
-	var qs []question
+	var qs []locomoQuestion
 	for _, c := range convs {
 		user := opts.UserPrefix + c.Name
 		ids := map[string]bool{}
@@ -230,7 +292,7 @@ func LoCoMo(ctx context.Context, convs []LoCoMoConversation, ingest IngestFunc, 
 				res.Skipped++
 				continue
 			}
-			qs = append(qs, question{conv: c.Name, user: user, qa: qa, ev: ev})
+			qs = append(qs, locomoQuestion{conv: c.Name, user: user, qa: qa, ev: ev})
 		}
 	}
 	res.Questions = len(qs)
@@ -245,6 +307,7 @@ func LoCoMo(ctx context.Context, convs []LoCoMoConversation, ingest IngestFunc, 
 		}
 	}
 	sums := map[string]float64{}
+	baseCat := map[string]map[int]float64{}
 	catSum, catN := map[int]float64{}, map[int]int{}
 	var f1Sum float64
 	f1Cat := map[int]float64{}
@@ -260,6 +323,10 @@ func LoCoMo(ctx context.Context, convs []LoCoMoConversation, ingest IngestFunc, 
 			}
 			r := EvidenceRecall(q.ev, items, opts.K)
 			sums[s.name] += r
+			if baseCat[s.name] == nil {
+				baseCat[s.name] = map[int]float64{}
+			}
+			baseCat[s.name][q.qa.Category] += r
 			switch s.name {
 			case "memento":
 				d.Recall, d.Missed = r, missed(q.ev, items, opts.K)
@@ -304,10 +371,14 @@ func LoCoMo(ctx context.Context, convs []LoCoMoConversation, ingest IngestFunc, 
 	}
 	n := float64(len(qs))
 	res.Recall = round4(sums["memento"] / n)
-	res.Baselines["bm25"] = BaselineRecall{Recall: round4(sums["bm25"] / n)}
-	res.Baselines["recency"] = BaselineRecall{Recall: round4(sums["recency"] / n)}
-	for c, s := range catSum {
-		res.ByCategory[strconv.Itoa(c)] = round4(s / float64(catN[c]))
+	for _, s := range systems[1:] {
+		res.Baselines[s.name] = BaselineRecall{Recall: round4(sums[s.name] / n), ByCategory: byCategory(baseCat[s.name], catN)}
+	}
+	res.ByCategory = byCategory(catSum, catN)
+	if opts.Tuning != nil && len(opts.Tuning.Grid) > 0 {
+		if err := tune(ctx, res, qs, opts, sums["bm25"]/n); err != nil {
+			return nil, err
+		}
 	}
 	res.TokensPerQuery = round4(float64(tokens) / n)
 	res.RecallP50Ms = round4(Percentile(res.LatenciesMs, 50))
@@ -330,6 +401,112 @@ func LoCoMo(ctx context.Context, convs []LoCoMoConversation, ingest IngestFunc, 
 		}
 	}
 	return res, nil
+}
+
+// locomoQuestion is a question to score: its conversation, the user that
+// conversation was ingested as, and its evidence turn ids.
+type locomoQuestion struct {
+	conv string
+	user string
+	qa   recall.LoCoMoQA
+	ev   []string
+}
+
+// byCategory turns sums of recall by category into means.
+func byCategory(sum map[int]float64, n map[int]int) map[string]float64 {
+	out := map[string]float64{}
+	for c, k := range n {
+		out[strconv.Itoa(c)] = round4(sum[c] / float64(k))
+	}
+	return out
+}
+
+// tune measures every setting of opts.Tuning's grid on every question and
+// sets res.InSample (the setting best on all questions) and, with more
+// than one conversation, res.HeldOut: each conversation scored with the
+// setting best on the others. bm25 is the BM25 baseline's recall on the
+// same questions.
+func tune(ctx context.Context, res *LoCoMoResult, qs []locomoQuestion, opts LoCoMoOptions, bm25 float64) error {
+	grid := opts.Tuning.Grid
+	scores := make([][]float64, len(grid))
+	for g, p := range grid {
+		fn := opts.Tuning.Recall(p)
+		scores[g] = make([]float64, len(qs))
+		for i, q := range qs {
+			items, err := fn(ctx, q.user, q.qa.Question, opts.K)
+			if err != nil {
+				return fmt.Errorf("tuned recall %v, conversation %s, question %q: %w", p, q.conv, q.qa.Question, err)
+			}
+			scores[g][i] = EvidenceRecall(q.ev, items, opts.K)
+		}
+	}
+	// best is the first setting of the highest mean recall over the
+	// questions in admits, with that mean.
+	best := func(in func(int) bool) (int, float64) {
+		bestG, bestMean := 0, -1.0
+		for g := range grid {
+			sum, n := 0.0, 0
+			for i := range qs {
+				if in(i) {
+					sum += scores[g][i]
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			if m := sum / float64(n); m > bestMean+1e-12 {
+				bestG, bestMean = g, m
+			}
+		}
+		return bestG, bestMean
+	}
+	summarise := func(per []float64) *TunedRecall {
+		sum := 0.0
+		catSum, catN := map[int]float64{}, map[int]int{}
+		for i, r := range per {
+			sum += r
+			catSum[qs[i].qa.Category] += r
+			catN[qs[i].qa.Category]++
+		}
+		t := &TunedRecall{Recall: round4(sum / float64(len(per))), ByCategory: byCategory(catSum, catN)}
+		if bm25 > 0 {
+			t.VsBM25 = round4(sum / float64(len(per)) / bm25)
+		}
+		return t
+	}
+	g, _ := best(func(int) bool { return true })
+	res.InSample = summarise(scores[g])
+	res.InSample.Params = grid[g]
+
+	var convs []string
+	for _, q := range qs {
+		if !slices.Contains(convs, q.conv) {
+			convs = append(convs, q.conv)
+		}
+	}
+	if len(convs) < 2 {
+		return nil
+	}
+	held := make([]float64, len(qs))
+	var folds []LoCoMoFold
+	for _, c := range convs {
+		g, fit := best(func(i int) bool { return qs[i].conv != c })
+		f := LoCoMoFold{HeldOut: c, Params: grid[g], FitRecall: round4(fit)}
+		sum := 0.0
+		for i, q := range qs {
+			if q.conv == c {
+				held[i] = scores[g][i]
+				sum += held[i]
+				f.Questions++
+			}
+		}
+		f.Recall = round4(sum / float64(f.Questions))
+		folds = append(folds, f)
+	}
+	res.HeldOut = summarise(held)
+	res.HeldOut.Folds = folds
+	return nil
 }
 
 // EvidenceIDs normalises a question's evidence list: LoCoMo sometimes packs

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/llm/llmtest"
+	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/recall"
 )
 
@@ -149,6 +150,38 @@ func TestBaselines(t *testing.T) {
 			t.Fatalf("items = %+v, want none", items)
 		}
 	})
+	t.Run("bm25 drops the query's stop words as Memento does", func(t *testing.T) {
+		// "the" and "a" are in most turns; kept, they rank "Sounds like a
+		// handful!" for a question about a sound.
+		stop := map[string][]memento.Message{"u": {
+			{ID: "x1", Text: "the the the a a a of of"},
+			{ID: "x2", Text: "my sister plays the cello"},
+		}}
+		items, _ := NewBM25(stop).Recall(ctx, "u", "What is the cello of a sister?", 5)
+		if len(items) != 1 || items[0].ID != "x2" {
+			t.Fatalf("same-tokenizer items = %+v, want x2 alone", items)
+		}
+		raw, _ := NewRawBM25(stop).Recall(ctx, "u", "What is the cello of a sister?", 5)
+		if len(raw) != 2 {
+			t.Fatalf("raw items = %+v, want both turns (stop words kept)", raw)
+		}
+	})
+	t.Run("dense ranks by the embedder's similarity", func(t *testing.T) {
+		d, err := NewDense(ctx, turns, offline.NewEmbedder(256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, err := d.Recall(ctx, "u", "Biscuit chewed my shoes", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) == 0 || items[0].ID != "D2:2" {
+			t.Fatalf("dense items = %+v, want D2:2 first", items)
+		}
+		if none, _ := d.Recall(ctx, "nobody", "shoes", 2); len(none) != 0 {
+			t.Errorf("dense recall of an unknown user = %+v", none)
+		}
+	})
 	t.Run("bm25 of an unknown user", func(t *testing.T) {
 		items, err := NewBM25(turns).Recall(ctx, "nobody", "violin", 5)
 		if err != nil || len(items) != 0 {
@@ -243,8 +276,79 @@ func TestLoCoMoOracle(t *testing.T) {
 	if diff := cmp.Diff(wantKeys, keys); diff != "" {
 		t.Errorf("JSON keys (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(string(b), `"baselines":{"bm25":{"recall":`) || !strings.Contains(string(b), `"recency":{"recall":0.25}`) {
+	if !strings.Contains(string(b), `"baselines":{"bm25":{"recall":`) || !strings.Contains(string(b), `"recency":{"recall":0.25,"byCategory":{`) {
 		t.Errorf("baselines JSON = %s", b)
+	}
+	if _, ok := res.Baselines["bm25Raw"]; !ok {
+		t.Errorf("baselines %v lack bm25Raw", res.Baselines)
+	}
+	if _, ok := res.Baselines["dense"]; ok {
+		t.Errorf("a dense baseline without an embedder: %v", res.Baselines)
+	}
+}
+
+// twoConversations is tinyConversation twice, as conversations "a" and
+// "b".
+func twoConversations() []LoCoMoConversation {
+	return []LoCoMoConversation{{Name: "a", Data: tinyConversation()}, {Name: "b", Data: tinyConversation()}}
+}
+
+func TestLoCoMoLeaveOneOut(t *testing.T) {
+	convs := twoConversations()
+	ing := memIngest{}
+	// Setting x=1 finds every answer of conversation a and none of b's,
+	// x=2 the reverse. Fitted on b, x=2 wins and scores a; fitted on a,
+	// x=1 wins and scores b: each conversation is scored with the setting
+	// fitted on the other, so held-out recall is 0 though in-sample it is
+	// 0.5.
+	c := convs[0].Data
+	good, bad := oracle(c, ing), func(context.Context, string, string, int) ([]memento.RecallItem, error) { return nil, nil }
+	byUser := func(p Params) RecallFunc {
+		return func(ctx context.Context, user, query string, k int) ([]memento.RecallItem, error) {
+			onA := user == "locomo-a"
+			if (p["x"] == 1) == onA {
+				return good(ctx, user, query, k)
+			}
+			return bad(ctx, user, query, k)
+		}
+	}
+	res, err := LoCoMo(context.Background(), convs, ing.ingest, good, LoCoMoOptions{K: 3,
+		Tuning: &LoCoMoTuning{Grid: []Params{{"x": 1}, {"x": 2}}, Recall: byUser}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In-sample, x=1 and x=2 tie (each perfect on one conversation): the
+	// first, the defaults, is kept.
+	if res.InSample == nil || res.InSample.Recall != 0.5 || res.InSample.Params["x"] != 1 {
+		t.Fatalf("in-sample = %+v, want recall 0.5 with x=1", res.InSample)
+	}
+	// Left out, each conversation is scored with the setting that was best
+	// on the other, which is the wrong one for it.
+	if res.HeldOut == nil || res.HeldOut.Recall != 0 {
+		t.Fatalf("held-out = %+v, want recall 0", res.HeldOut)
+	}
+	want := []LoCoMoFold{
+		{HeldOut: "a", Questions: 4, Params: Params{"x": 2}, FitRecall: 1, Recall: 0},
+		{HeldOut: "b", Questions: 4, Params: Params{"x": 1}, FitRecall: 1, Recall: 0},
+	}
+	if diff := cmp.Diff(want, res.HeldOut.Folds); diff != "" {
+		t.Errorf("folds (-want +got):\n%s", diff)
+	}
+	if res.HeldOut.ByCategory["1"] != 0 || len(res.HeldOut.ByCategory) != 4 {
+		t.Errorf("held-out by category = %v", res.HeldOut.ByCategory)
+	}
+	if bm := res.Baselines["bm25"].Recall; bm <= 0 || res.InSample.VsBM25 != round4(0.5/bm) {
+		t.Errorf("in-sample vsBM25 = %v with bm25 %v", res.InSample.VsBM25, bm)
+	}
+
+	// One conversation: in-sample only.
+	one, err := LoCoMo(context.Background(), convs[:1], memIngest{}.ingest, good, LoCoMoOptions{K: 3,
+		Tuning: &LoCoMoTuning{Grid: []Params{{"x": 1}}, Recall: byUser}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.InSample == nil || one.HeldOut != nil {
+		t.Errorf("one conversation: in-sample %+v, held-out %+v; want in-sample only", one.InSample, one.HeldOut)
 	}
 }
 

@@ -75,6 +75,30 @@ func WithIndex(store AssemblerStore, idx *Index, e memento.Embedder, extra ...me
 	return &Assembler{Threads: store, Attributes: store, Recallers: append(rs, extra...), Embedder: e, Index: idx}
 }
 
+// Tuned returns a copy of the assembler whose memory and message
+// recallers (those of New and WithIndex) score with w; the other recallers
+// and the index are shared. Evaluations use it to measure settings of the
+// weights side by side on one store.
+func (a *Assembler) Tuned(w Weights) *Assembler {
+	b := *a
+	b.Recallers = make([]memento.Recaller, len(a.Recallers))
+	for i, r := range a.Recallers {
+		switch r := r.(type) {
+		case *Memories:
+			c := *r
+			c.Weights = w
+			b.Recallers[i] = &c
+		case *Messages:
+			c := *r
+			c.Weights = w
+			b.Recallers[i] = &c
+		default:
+			b.Recallers[i] = r
+		}
+	}
+	return &b
+}
+
 // Context is the assembled memory of a user for a prompt. Its JSON is the
 // body of GET /v1/users/{user}/context.
 type Context struct {
@@ -112,9 +136,10 @@ type Context struct {
 func instructs(text string) bool { return !hygiene.Stored(text) }
 
 // Recall merges the items of every recaller: each is asked for twice q.K
-// items, the union is ordered by score, an item from one message is
-// dropped when a better item came from the same message (an episode and
-// the message it came from say the same thing), and q.K are kept.
+// items, the union is ordered by score, an item is dropped when better
+// items already came from every message it came from (an episode and the
+// message it came from say the same thing, so a message and the memories
+// drawn from it are counted once), and q.K are kept.
 // Errors: EINVALID.
 func (a *Assembler) Recall(ctx context.Context, q memento.RecallQuery) ([]memento.RecallItem, error) {
 	items, _, err := a.recall(ctx, q)
@@ -165,17 +190,28 @@ func (a *Assembler) recall(ctx context.Context, q memento.RecallQuery) ([]mement
 			withheld++
 			continue
 		}
-		// Only an item from one message says the same as that message; a
-		// semantic value merged from many neither hides nor is hidden.
+		// Only an item from one message says the same as that message, so
+		// only such an item hides later ones; a semantic value merged from
+		// many is hidden only when better items came from all of them.
+		if len(it.Sources) > 0 && allIn(it.Sources, covered) {
+			continue
+		}
 		if len(it.Sources) == 1 {
-			if covered[it.Sources[0]] {
-				continue
-			}
 			covered[it.Sources[0]] = true
 		}
 		out = append(out, it)
 	}
 	return out, withheld, nil
+}
+
+// allIn reports whether every id is in set.
+func allIn(ids []string, set map[string]bool) bool {
+	for _, id := range ids {
+		if !set[id] {
+			return false
+		}
+	}
+	return true
 }
 
 // Assemble builds the context of q. Errors: EINVALID.

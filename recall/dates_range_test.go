@@ -26,7 +26,7 @@ func TestDatesOutsideTheStoredRange(t *testing.T) {
 		{"in December 2261", time.Date(2261, 12, 1, 0, 0, 0, 0, time.UTC), time.Date(2261, 12, 31, 23, 59, 59, 999999999, time.UTC)},
 	}
 	for _, tt := range tests {
-		from, to := period(parseDates(tt.q))
+		from, to := newTimeQuery(tt.q, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)).period()
 		if !from.Equal(tt.from) || !to.Equal(tt.to) {
 			t.Errorf("period(%q) = %v to %v, want %v to %v", tt.q, from, to, tt.from, tt.to)
 		}

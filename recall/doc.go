@@ -18,7 +18,10 @@
 // A recaller scores its bounded candidate set in Go (see Weights): BM25
 // normalised by the best match, cosine similarity of embeddings by the
 // same embedder, exponential recency and, for messages, the relevance of
-// the neighbouring turns. Every item keeps its score breakdown and its
+// the neighbouring turns; for a query that names or asks for a time, the
+// time expressions of each item resolved against the item's own time
+// (when.go); and a second hop over the entities of the best first hits
+// (hop.go). Every item keeps its score breakdown and its
 // sources (message ids). The assembler merges the recallers' items by
 // score, drops an item whose sources better items already cover, keeps
 // k, and renders everything as one text block with an estimated token

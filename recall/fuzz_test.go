@@ -46,8 +46,19 @@ func FuzzParseDates(f *testing.F) {
 			}
 			_ = r.matches(now)
 		}
-		if from, to := period(refs); !from.IsZero() && !from.Before(to) {
-			t.Fatalf("period of %q is empty: %v to %v", q, from, to)
+		if from, to := newTimeQuery(q, now).period(); !from.IsZero() {
+			if !from.Before(to) {
+				t.Fatalf("period of %q is empty: %v to %v", q, from, to)
+			}
+			if err := (memento.CandidateQuery{From: from, To: to}).Check(); err != nil {
+				t.Fatalf("period of %q = %v to %v, which a store refuses: %v", q, from, to, err)
+			}
+		}
+		spans, _ := timeSpans(q, now)
+		for _, s := range spans {
+			if !s.from.Before(s.to) {
+				t.Fatalf("timeSpans(%q) holds an empty span %v to %v", q, s.from, s.to)
+			}
 		}
 	})
 }

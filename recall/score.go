@@ -21,17 +21,35 @@ import (
 //   - neighbor (messages only): the best relevance of the messages next to
 //     it in its thread, so the answer to a matching question comes back
 //     with it;
-//   - date: 1 when the query names a date ("in June", "on 13 October
-//     2023") and the item is from then, else 0.
+//   - date: 1 when the query names a time ("in June", "on 13 October
+//     2023", "last week") and the item is from then or tells of then (its
+//     own time expressions, "two weeks ago", resolved against its time;
+//     see timeSpans), else 0;
+//   - when: 1 when the query asks for a time ("when did ...", "how long
+//     ago") and the item's text says when something happened, else 0:
+//     of the turns about an event, the one that dates it answers;
+//   - expand: the item's BM25 relevance to the second hop, a query of the
+//     entities (names, titles, places) of the best first hits, divided by
+//     the best BM25 of the first query, so that what the first hits are
+//     about brings back the other turns about it.
+//
+// The bm25 part is scaled by (1 - Coverage + Coverage*coverage), where
+// coverage is the share of the query's terms the item holds: BM25 is
+// normalised by each recaller's best match, so without it a memory that
+// holds one common word of the question ("feel") ranks with a turn that
+// holds its rare ones.
 //
 // score = BM25*bm25 + Vector*vector + Recency*recency + Neighbor*neighbor
-// + Date*date.
+// + Date*date + When*when + Expand*expand.
 type Weights struct {
 	BM25     float64
 	Vector   float64
 	Recency  float64
 	Neighbor float64
 	Date     float64
+	When     float64
+	Expand   float64
+	Coverage float64
 	HalfLife time.Duration
 	// MinVector is the similarity below which an item that matches no
 	// query word is not relevant at all.
@@ -40,7 +58,7 @@ type Weights struct {
 
 // DefaultWeights favour keyword matches, let embeddings find what is said
 // in other words, and break ties towards what is recent.
-var DefaultWeights = Weights{BM25: 1, Vector: 0.1, Recency: 0.05, Neighbor: 0.8, Date: 0.3, HalfLife: 90 * 24 * time.Hour, MinVector: 0.4}
+var DefaultWeights = Weights{BM25: 1, Vector: 0.1, Recency: 0.05, Neighbor: 0.8, Date: 0.3, When: 0.2, Expand: 0.3, Coverage: 0.5, HalfLife: 90 * 24 * time.Hour, MinVector: 0.4}
 
 // Candidate bounds of the recallers, per store query: the best keyword
 // matches, the most recent items, and the messages up to DefaultNeighbors
@@ -52,6 +70,12 @@ const (
 	DefaultRecent       = 40
 	DefaultNeighbors    = 2
 	DefaultNeighborHits = 10
+	// DefaultHops is how many of the best first hits the second hop
+	// takes its entities from, DefaultHopTerms how many entities it asks
+	// with at most, and DefaultHopKeyword how many matches it takes.
+	DefaultHops       = 3
+	DefaultHopTerms   = 8
+	DefaultHopKeyword = 20
 )
 
 // scored is a candidate with its score parts.
@@ -63,6 +87,9 @@ type scored struct {
 	neighbor float64
 	date     float64
 	dated    bool // the query names a date
+	when     float64
+	asked    bool // the query asks when
+	expand   float64
 	score    float64
 	relevant bool // matched the query by keyword or by meaning
 }
@@ -86,7 +113,7 @@ func queryVector(ctx context.Context, e memento.Embedder, q memento.RecallQuery)
 }
 
 // score computes the parts and the total of every candidate.
-func score(cands []memento.RecallCandidate, qv []float32, embedder string, now time.Time, w Weights, hasQuery bool, dates []dateRef) []scored {
+func score(cands []memento.RecallCandidate, qv []float32, embedder string, now time.Time, w Weights, hasQuery bool, tq timeQuery) []scored {
 	best := 0.0
 	for _, c := range cands {
 		best = math.Max(best, c.BM25)
@@ -95,7 +122,7 @@ func score(cands []memento.RecallCandidate, qv []float32, embedder string, now t
 	for i, c := range cands {
 		s := scored{c: c}
 		if best > 0 && c.BM25 > 0 {
-			s.bm25 = c.BM25 / best
+			s.bm25 = c.BM25 / best * (1 - w.Coverage + w.Coverage*tq.coverage(c))
 		}
 		if qv != nil && c.Vector != nil && c.Embedder == embedder {
 			s.vector = math.Max(0, cosine(qv, c.Vector))
@@ -109,10 +136,7 @@ func score(cands []memento.RecallCandidate, qv []float32, embedder string, now t
 		}
 		s.relevant = !hasQuery || s.bm25 > 0 || s.vector >= w.MinVector
 		s.score = w.BM25*s.bm25 + w.Vector*s.vector + w.Recency*s.recency
-		if len(dates) > 0 {
-			s.dated, s.date = true, dateScore(dates, c.At)
-			s.score += w.Date * s.date
-		}
+		tq.score(&s, w)
 		out[i] = s
 	}
 	return out
@@ -150,6 +174,12 @@ func (s scored) item() memento.RecallItem {
 	}
 	if s.dated {
 		it.Scores["date"] = s.date
+	}
+	if s.asked {
+		it.Scores["when"] = s.when
+	}
+	if s.expand > 0 {
+		it.Scores["expand"] = round(s.expand)
 	}
 	if it.Sources == nil {
 		it.Sources = []string{}
@@ -235,15 +265,25 @@ func (r *Memories) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 	if err := checkQuery(&q); err != nil {
 		return nil, err
 	}
-	dates := parseDates(q.Query)
+	tq := newTimeQuery(q.Query, q.Now)
 	cq := memento.CandidateQuery{Query: q.Query, Keyword: orDefault(r.Keyword, DefaultKeyword), Recent: orDefault(r.Recent, DefaultRecent)}
-	cq.From, cq.To = period(dates)
+	cq.From, cq.To = tq.period()
 	cands, err := r.Store.MemoryCandidates(ctx, q.Scope, cq)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
 	w := weights(r.Weights)
-	return top(score(cands, queryVector(ctx, r.Embedder, q), embedderID(r.Embedder), q.Now, w, q.Query != "", dates), q.K), nil
+	qv, eid := queryVector(ctx, r.Embedder, q), embedderID(r.Embedder)
+	items := score(cands, qv, eid, q.Now, w, q.Query != "", tq)
+	if q.Query != "" && w.Expand > 0 {
+		items, err = secondHop(ctx, items, cands, q, w, tq, qv, eid, func(hq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+			return r.Store.MemoryCandidates(ctx, q.Scope, hq)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recall memories: %w", err)
+		}
+	}
+	return top(items, q.K), nil
 }
 
 // Messages recalls past messages of the user's threads by the hybrid
@@ -274,14 +314,24 @@ func (r *Messages) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 	if r.ExcludeQueryThread {
 		cq.ExcludeThread = q.Thread
 	}
-	dates := parseDates(q.Query)
-	cq.From, cq.To = period(dates)
+	tq := newTimeQuery(q.Query, q.Now)
+	cq.From, cq.To = tq.period()
 	cands, err := r.Store.MessageCandidates(ctx, q.Scope, cq)
 	if err != nil {
 		return nil, fmt.Errorf("recall messages: %w", err)
 	}
 	w := weights(r.Weights)
-	items := score(cands, queryVector(ctx, r.Embedder, q), embedderID(r.Embedder), q.Now, w, q.Query != "", dates)
+	qv, eid := queryVector(ctx, r.Embedder, q), embedderID(r.Embedder)
+	items := score(cands, qv, eid, q.Now, w, q.Query != "", tq)
+	if q.Query != "" && w.Expand > 0 {
+		items, err = secondHop(ctx, items, cands, q, w, tq, qv, eid, func(hq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+			hq.ExcludeThread = cq.ExcludeThread
+			return r.Store.MessageCandidates(ctx, q.Scope, hq)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recall messages: %w", err)
+		}
+	}
 	if q.Query != "" && w.Neighbor > 0 && cq.Neighbors > 0 {
 		addNeighbors(items, cq.Neighbors, w)
 	}
@@ -299,7 +349,7 @@ func addNeighbors(items []scored, n int, w Weights) {
 	rel := make(map[pos]float64, len(items))
 	for _, s := range items {
 		if s.relevant {
-			rel[pos{s.c.Thread, s.c.Seq}] = w.BM25*s.bm25 + w.Vector*s.vector
+			rel[pos{s.c.Thread, s.c.Seq}] = w.BM25*s.bm25 + w.Vector*s.vector + w.Expand*s.expand
 		}
 	}
 	for i := range items {
@@ -319,17 +369,6 @@ func addNeighbors(items []scored, n int, w Weights) {
 			s.relevant = true
 		}
 	}
-}
-
-// period is the span of the first date with a known year, zero without
-// one.
-func period(dates []dateRef) (from, to time.Time) {
-	for _, d := range dates {
-		if f, t, ok := d.span(); ok {
-			return f, t
-		}
-	}
-	return from, to
 }
 
 func weights(w Weights) Weights {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -35,9 +36,15 @@ func (m *Main) evalLocomoCommand() *cobra.Command {
 dia_id as message id and their session's date) through the message log, let the
 memory pipeline finish, then ask recall every question of categories 1-4 whose
 evidence turns exist and score evidence recall@k: the share of the question's
-evidence turns among the sources of the top k items. Two baselines run on the same
-turns in the same run: BM25 over the raw, speaker-prefixed turns, and the k most
-recent turns.
+evidence turns among the sources of the top k items. Baselines run on the same
+turns in the same run: BM25 over the raw, speaker-prefixed turns with Memento's
+tokenizer, stop words and stemmer ("bm25"; "bm25Raw" keeps the query's stop words),
+the configured embedder alone ("dense"), and the k most recent turns.
+
+Recall's tunable weights (vector, neighbor, when, expand, coverage) are fitted over
+a grid: "inSample" is the setting best on every question; with more than one
+conversation, "heldOut" scores each conversation with the setting best on the
+others (leave one conversation out). "recall" is recall's defaults.
 
 --plot DIR draws recall@k for k = 1..20 against the baselines and the recall
 latencies (PNG). --answer (with an OpenAI-compatible model configured) also answers
@@ -81,7 +88,12 @@ answers, as the LoCoMo paper does. Without --db it uses a fresh temporary store.
 				return err
 			}
 			rec.mode = mode
-			opts := eval.LoCoMoOptions{K: k, Answerer: answerer}
+			emb, err := app.Embedder(ctx)
+			if err != nil {
+				return err
+			}
+			opts := eval.LoCoMoOptions{K: k, Answerer: answerer, Embedder: emb,
+				Tuning: &eval.LoCoMoTuning{Grid: locomoGrid(), Recall: rec.recallWith}}
 			if plotDir != "" {
 				opts.CurveK = locomoCurveK
 			}
@@ -190,19 +202,94 @@ func (s *locomoSystem) ingest(ctx context.Context, user string, msgs []memento.M
 // ended, so that recency means what it meant when the questions were
 // written.
 func (s *locomoSystem) recall(ctx context.Context, user, query string, k int) ([]memento.RecallItem, error) {
+	return s.assembler.Recall(ctx, s.query(user, query, k))
+}
+
+// query is the recall query of a question, as of just after the user's
+// conversation ended.
+func (s *locomoSystem) query(user, query string, k int) memento.RecallQuery {
 	s.mu.Lock()
 	now := s.last[user]
 	s.mu.Unlock()
 	if !now.IsZero() {
 		now = now.Add(time.Hour)
 	}
-	return s.assembler.Recall(ctx, memento.RecallQuery{Scope: s.app.Scope(user), Query: query, K: k, Now: now})
+	return memento.RecallQuery{Scope: s.app.Scope(user), Query: query, K: k, Now: now}
+}
+
+// recallWith is recall with the weights of a setting of locomoGrid.
+func (s *locomoSystem) recallWith(p eval.Params) eval.RecallFunc {
+	asm := s.assembler.Tuned(locomoWeights(p))
+	return func(ctx context.Context, user, query string, k int) ([]memento.RecallItem, error) {
+		return asm.Recall(ctx, s.query(user, query, k))
+	}
+}
+
+// locomoAxes are the weights of recall that `memento eval locomo` fits:
+// every one that is not a scale (BM25's weight is 1, and recency only
+// breaks ties), each over a few values around its default. They are fitted
+// on the conversations given, and with more than one, on all but the one
+// scored (docs/BENCHMARKS.md).
+var locomoAxes = []struct {
+	name   string
+	values []float64
+	set    func(*recall.Weights, float64)
+}{
+	{"vector", []float64{0.1, 0.2}, func(w *recall.Weights, v float64) { w.Vector = v }},
+	{"neighbor", []float64{0.4, 0.8}, func(w *recall.Weights, v float64) { w.Neighbor = v }},
+	{"when", []float64{0, 0.2}, func(w *recall.Weights, v float64) { w.When = v }},
+	{"expand", []float64{0, 0.3}, func(w *recall.Weights, v float64) { w.Expand = v }},
+	{"coverage", []float64{0.25, 0.5, 0.75}, func(w *recall.Weights, v float64) { w.Coverage = v }},
+}
+
+// locomoWeights are recall's default weights with a setting's values.
+func locomoWeights(p eval.Params) recall.Weights {
+	w := recall.DefaultWeights
+	for _, a := range locomoAxes {
+		if v, ok := p[a.name]; ok {
+			a.set(&w, v)
+		}
+	}
+	return w
+}
+
+// locomoGrid is every combination of locomoAxes' values, recall's
+// defaults first (so a setting that only ties with them is not chosen).
+func locomoGrid() []eval.Params {
+	def := eval.Params{"vector": recall.DefaultWeights.Vector, "neighbor": recall.DefaultWeights.Neighbor,
+		"when": recall.DefaultWeights.When, "expand": recall.DefaultWeights.Expand, "coverage": recall.DefaultWeights.Coverage}
+	grid := []eval.Params{def}
+	var walk func(i int, p eval.Params)
+	walk = func(i int, p eval.Params) {
+		if i == len(locomoAxes) {
+			if !maps.Equal(p, def) {
+				grid = append(grid, maps.Clone(p))
+			}
+			return
+		}
+		for _, v := range locomoAxes[i].values {
+			p[locomoAxes[i].name] = v
+			walk(i+1, p)
+		}
+	}
+	walk(0, eval.Params{})
+	return grid
 }
 
 // printLocomo writes the result for a person.
 func printLocomo(m *Main, res *eval.LoCoMoResult, verbose bool) {
 	fmt.Fprintf(m.Stdout, "%d conversations, %d questions (categories 1-4; %d skipped for missing evidence)\n", res.Conversations, res.Questions, res.Skipped)
-	fmt.Fprintf(m.Stdout, "evidence recall@%d  memento %.3f   bm25 %.3f   recency %.3f\n", res.K, res.Recall, res.Baselines["bm25"].Recall, res.Baselines["recency"].Recall)
+	fmt.Fprintf(m.Stdout, "evidence recall@%d  memento %.3f   bm25 %.3f   bm25 with stop words %.3f   dense %.3f   recency %.3f\n", res.K, res.Recall,
+		res.Baselines["bm25"].Recall, res.Baselines["bm25Raw"].Recall, res.Baselines["dense"].Recall, res.Baselines["recency"].Recall)
+	if t := res.InSample; t != nil {
+		fmt.Fprintf(m.Stdout, "fitted in-sample %.3f (%.2fx bm25) with %v\n", t.Recall, t.VsBM25, t.Params)
+	}
+	if t := res.HeldOut; t != nil {
+		fmt.Fprintf(m.Stdout, "leave one conversation out %.3f (%.2fx bm25)\n", t.Recall, t.VsBM25)
+		for _, f := range t.Folds {
+			fmt.Fprintf(m.Stdout, "  %s left out: %.3f with %v (fitted on the others: %.3f)\n", f.HeldOut, f.Recall, f.Params, f.FitRecall)
+		}
+	}
 	cats := make([]string, 0, len(res.ByCategory))
 	for c := range res.ByCategory {
 		cats = append(cats, c)
@@ -210,7 +297,11 @@ func printLocomo(m *Main, res *eval.LoCoMoResult, verbose bool) {
 	sort.Strings(cats)
 	names := map[string]string{"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
 	for _, c := range cats {
-		fmt.Fprintf(m.Stdout, "  category %s %-12s %.3f\n", c, names[c], res.ByCategory[c])
+		fmt.Fprintf(m.Stdout, "  category %s %-12s %.3f", c, names[c], res.ByCategory[c])
+		if res.HeldOut != nil {
+			fmt.Fprintf(m.Stdout, "   held out %.3f", res.HeldOut.ByCategory[c])
+		}
+		fmt.Fprintf(m.Stdout, "   bm25 %.3f\n", res.Baselines["bm25"].ByCategory[c])
 	}
 	fmt.Fprintf(m.Stdout, "tokens per query %.1f; recall latency p50 %.2f ms, p99 %.2f ms\n", res.TokensPerQuery, res.RecallP50Ms, res.RecallP99Ms)
 	if res.Answer != nil {

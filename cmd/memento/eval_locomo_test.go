@@ -10,6 +10,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/recall"
 )
 
 // tinyCatalogFile writes a catalog of a few titles, so commands that load
@@ -62,15 +63,25 @@ func TestEvalLoCoMo(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res struct {
-		Conversations  int                           `json:"conversations"`
-		Questions      int                           `json:"questions"`
-		K              int                           `json:"k"`
-		Recall         float64                       `json:"recall"`
-		ByCategory     map[string]float64            `json:"byCategory"`
-		TokensPerQuery float64                       `json:"tokensPerQuery"`
-		RecallP50Ms    float64                       `json:"recallP50Ms"`
-		RecallP99Ms    float64                       `json:"recallP99Ms"`
-		Baselines      map[string]map[string]float64 `json:"baselines"`
+		Conversations  int                `json:"conversations"`
+		Questions      int                `json:"questions"`
+		K              int                `json:"k"`
+		Recall         float64            `json:"recall"`
+		ByCategory     map[string]float64 `json:"byCategory"`
+		TokensPerQuery float64            `json:"tokensPerQuery"`
+		RecallP50Ms    float64            `json:"recallP50Ms"`
+		RecallP99Ms    float64            `json:"recallP99Ms"`
+		Baselines      map[string]struct {
+			Recall     float64            `json:"recall"`
+			ByCategory map[string]float64 `json:"byCategory"`
+		} `json:"baselines"`
+		InSample *struct {
+			Recall     float64            `json:"recall"`
+			ByCategory map[string]float64 `json:"byCategory"`
+			VsBM25     float64            `json:"vsBM25"`
+			Params     map[string]float64 `json:"params"`
+		} `json:"inSample"`
+		HeldOut *json.RawMessage `json:"heldOut"`
 	}
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
@@ -85,8 +96,18 @@ func TestEvalLoCoMo(t *testing.T) {
 	if res.Recall != 1 || len(res.ByCategory) != 3 {
 		t.Errorf("recall = %v by category %v, want 1 for categories 1, 2 and 4", res.Recall, res.ByCategory)
 	}
-	if _, ok := res.Baselines["bm25"]["recall"]; !ok || res.Baselines["recency"]["recall"] >= 1 {
+	for _, b := range []string{"bm25", "bm25Raw", "dense", "recency"} {
+		if _, ok := res.Baselines[b]; !ok {
+			t.Errorf("baselines %v lack %s", res.Baselines, b)
+		}
+	}
+	if res.Baselines["recency"].Recall >= 1 {
 		t.Errorf("baselines = %v", res.Baselines)
+	}
+	// One conversation: the grid is fitted in-sample, with recall's
+	// tuned weights named, and there is nothing to leave out.
+	if res.InSample == nil || res.InSample.Recall < res.Recall || len(res.InSample.Params) != len(locomoAxes) || res.HeldOut != nil {
+		t.Errorf("in-sample %+v, held-out %v; want the fitted setting of every axis and no held-out figure", res.InSample, res.HeldOut)
 	}
 	if res.TokensPerQuery <= 0 || res.RecallP99Ms < res.RecallP50Ms {
 		t.Errorf("tokens %v, p50 %v, p99 %v", res.TokensPerQuery, res.RecallP50Ms, res.RecallP99Ms)
@@ -101,7 +122,7 @@ func TestEvalLoCoMo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"1 conversations, 3 questions", "evidence recall@3", "bm25", "recency", "recall latency p50"} {
+	for _, want := range []string{"1 conversations, 3 questions", "evidence recall@3", "bm25", "dense", "recency", "fitted in-sample", "recall latency p50"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
 		}
@@ -139,5 +160,32 @@ func TestEvalFollowupPlot(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(plots, "followup.png")); err != nil || st.Size() == 0 {
 		t.Errorf("followup chart: %v", err)
+	}
+}
+
+// TestLocomoGrid checks that the fitted grid starts with recall's
+// defaults (so a tie keeps them), holds every combination once, and maps
+// back onto the weights.
+func TestLocomoGrid(t *testing.T) {
+	grid := locomoGrid()
+	want := 1
+	for _, a := range locomoAxes {
+		want *= len(a.values)
+	}
+	def := locomoWeights(grid[0])
+	if def != recall.DefaultWeights {
+		t.Errorf("first setting %v gives %+v, want the defaults %+v", grid[0], def, recall.DefaultWeights)
+	}
+	seen := map[recall.Weights]bool{}
+	for _, p := range grid {
+		w := locomoWeights(p)
+		if seen[w] {
+			t.Errorf("setting %v is in the grid twice", p)
+		}
+		seen[w] = true
+	}
+	// The defaults are one of the combinations or added before them.
+	if len(grid) != want && len(grid) != want+1 {
+		t.Errorf("grid has %d settings, want %d combinations (and the defaults)", len(grid), want)
 	}
 }
