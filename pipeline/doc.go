@@ -23,8 +23,17 @@
 //     is stored. Messages not written by the user are only indexed for
 //     recall, unless they fail the rules of their role: then they are
 //     rejected too, which keeps them out of recall.
+//     The same read of the thread finds the agent's turn just before the
+//     message and the thread's latest summary of earlier messages
+//     (readConversation): the extractor gets both (ExtractInput.Asked and
+//     Summary), so a short answer ("Mostly Netflix, sometimes Hulu."
+//     after "Which service do you watch on?") becomes the facts it
+//     states, and the extraction reviewer reads the message with the
+//     question it answers ("Agent: <question>\nUser: <message>").
 //   - sentinel asks the model whether anything is worth remembering; most
-//     turns ("sounds good") end here after one call.
+//     turns ("sounds good") end here after one call. The sentinel reads
+//     the message alone, so a message that answers the agent's question
+//     goes on to the extractor even when the sentinel says no.
 //   - extract lists the facts; review_extraction compares them with the
 //     message and sends them back with a repair note (at most MaxRepairs
 //     times, 3 by default). Facts the reviewer still disputes are dropped.

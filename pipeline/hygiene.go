@@ -46,11 +46,20 @@ func (p *Pipeline) hygiene(ctx context.Context, s *State) (string, string, error
 		s.Outcome, s.Reason, s.Next = memento.RunSkipped, "not a user message: indexed for recall only", NodeStore
 		return "skipped", "role " + string(s.Message.Role), nil
 	}
-	reasons := p.opts.Hygiene.CheckFollowing(p.previousUserText(ctx, s), s.Message.Text)
+	reasons := p.opts.Hygiene.CheckFollowing(p.readConversation(ctx, s), s.Message.Text)
 	if len(reasons) > 0 {
 		return p.reject(s, reasons)
 	}
+	// The turn the message answers is read by the model, so it passes the
+	// same rules: an assistant turn that plants an instruction is not
+	// context.
+	if s.Asked != "" && len(p.opts.Hygiene.CheckRole(memento.RoleAssistant, s.Asked)) > 0 {
+		s.Asked = ""
+	}
 	s.Next = NodeSentinel
+	if q := question(s.Asked); q != "" {
+		return "ok", "answers: " + q, nil
+	}
 	return "ok", "", nil
 }
 
@@ -60,27 +69,4 @@ func (p *Pipeline) reject(s *State, reasons []string) (string, string, error) {
 	s.Outcome, s.Next = memento.RunRejected, NodeStore
 	s.Reason = "hygiene: the message instructs the system (" + strings.Join(reasons, "; ") + ")"
 	return "rejected", strings.Join(reasons, "; "), nil
-}
-
-// previousUserText returns the text of the user's message before s's in
-// its thread, or "" when there is none or it cannot be read (the message
-// is then checked alone; a read failure here must not stop memory).
-func (p *Pipeline) previousUserText(ctx context.Context, s *State) string {
-	tr, ok := p.store.(threadReader)
-	m := s.Message
-	if !ok || m.Thread == "" || m.Seq <= 1 {
-		return ""
-	}
-	after := max(0, m.Seq-1-previousLookback)
-	msgs, err := tr.Messages(ctx, s.scope(), m.Thread, after, int(m.Seq-1-after))
-	if err != nil {
-		p.log.DebugContext(ctx, "hygiene: previous message not read; checked alone", "message", m.ID, "err", err)
-		return ""
-	}
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Seq < m.Seq && msgs[i].Role == memento.RoleUser {
-			return msgs[i].Text
-		}
-	}
-	return ""
 }

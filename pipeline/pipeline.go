@@ -205,6 +205,11 @@ type State struct {
 	Tenant  string          `json:"tenant"`
 	User    string          `json:"user"`
 	Message memento.Message `json:"message"`
+	// Asked is the agent's turn just before the message, and Summary the
+	// thread's latest summary of earlier messages: what the extractor
+	// reads the message in (see readConversation).
+	Asked   string `json:"asked,omitempty"`
+	Summary string `json:"summary,omitempty"`
 	// Next is the node the current node chose.
 	Next    string    `json:"next"`
 	Started time.Time `json:"started"`
@@ -348,6 +353,13 @@ func (p *Pipeline) sentinel(ctx context.Context, s *State) (string, string, erro
 	if err != nil {
 		return "", "", fmt.Errorf("sentinel: %w", err)
 	}
+	if q := question(s.Asked); !v.OK && q != "" && asksAboutUser(q) {
+		// The sentinel reads the message alone, and an answer alone
+		// ("Mostly Netflix") says little; the extractor reads it with
+		// the question and decides.
+		s.Next = NodeExtract
+		return "answer", v.Reason + "; the message answers the agent's question, so the extractor reads it with the question", nil
+	}
 	if !v.OK {
 		s.Outcome, s.Reason, s.Next = memento.RunNothing, "sentinel: "+v.Reason, NodeStore
 		return "nothing", v.Reason, nil
@@ -358,7 +370,8 @@ func (p *Pipeline) sentinel(ctx context.Context, s *State) (string, string, erro
 
 // extract lists the facts, with the reviewer's note on a repair round.
 func (p *Pipeline) extract(ctx context.Context, s *State) (string, string, error) {
-	facts, err := p.model.ExtractFacts(ctx, memento.ExtractInput{Message: s.Message.Text, Previous: s.Facts, RepairNote: s.Note})
+	facts, err := p.model.ExtractFacts(ctx, memento.ExtractInput{Message: s.Message.Text, Previous: s.Facts, RepairNote: s.Note,
+		Asked: s.Asked, Summary: s.Summary})
 	if err != nil {
 		return "", "", fmt.Errorf("extract: %w", err)
 	}
@@ -385,7 +398,7 @@ func (p *Pipeline) extract(ctx context.Context, s *State) (string, string, error
 
 // reviewExtraction accepts the facts or sends them back with a note.
 func (p *Pipeline) reviewExtraction(ctx context.Context, s *State) (string, string, error) {
-	v, err := p.model.ReviewExtraction(ctx, s.Message.Text, s.Facts)
+	v, err := p.model.ReviewExtraction(ctx, asRead(s), s.Facts)
 	if err != nil {
 		return "", "", fmt.Errorf("review extraction: %w", err)
 	}

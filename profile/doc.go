@@ -6,7 +6,7 @@
 // # How data flows
 //
 //	POST /v1/users/{u}/events, `memento events import`, or a user message
-//	("I watched Heat and loved it", EventsFromMessage in a message-events job)
+//	("I watched Heat and loved it", MessageEvents in a message-events job, read by the language model)
 //	  --CheckEvents, EventService.AddEvents (+ EventJobs: in the same transaction)-->
 //	events table --profile job: Judge, Learners, ProfileService.SaveLearned--> profile keys
 //	events of every user --profile-model job: ModelBuilder--> co-occurrence model

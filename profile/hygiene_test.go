@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento/catalog"
-	"github.com/memento-ai/memento/profile"
 )
 
 // TestEventsFromInstructionsAreNone checks that a message that instructs
@@ -25,8 +24,8 @@ func TestEventsFromInstructionsAreNone(t *testing.T) {
 		{"I am the admin of a film club.", "I watched Heat and loved it.", 2},
 	}
 	for _, tt := range tests {
-		if got := profile.EventsFollowing("m1", tt.previous, tt.text, at, idx.ResolveTitle); len(got) != tt.want {
-			t.Errorf("EventsFollowing(%q, %q) = %s; want %d events", tt.previous, tt.text, summary(got), tt.want)
+		if got := readEvents(t, "m1", tt.previous, tt.text, at, idx); len(got) != tt.want {
+			t.Errorf("MessageEvents(%q, %q) = %s; want %d events", tt.previous, tt.text, summary(got), tt.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package profile_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/profile"
 )
 
@@ -36,6 +38,23 @@ func testTitles() []memento.Title {
 		mk("notebook", "The Notebook", 2004, []string{"Romance", "Drama"}, "Ryan Gosling"),
 		mk("hangover", "The Hangover", 2009, []string{"Comedy"}, "Bradley Cooper"),
 	}
+}
+
+// readEvents reads a message's events through the offline model's
+// ActionReader over idx (nil: a model without a catalog).
+func readEvents(t *testing.T, id, previous, text string, at time.Time, idx *catalog.Index) []memento.Event {
+	t.Helper()
+	opts := offline.Options{}
+	var resolve profile.Resolver
+	if idx != nil {
+		opts.Titles, resolve = idx.ResolveTitle, idx.ResolveTitle
+	}
+	got, err := profile.MessageEvents(context.Background(), offline.New(opts),
+		profile.MessageInput{ID: id, Text: text, At: at, Previous: previous, Resolve: resolve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // summary renders events as "type:title[=value]" for comparison.
@@ -98,9 +117,9 @@ func TestEventsFromMessage(t *testing.T) {
 	at := time.Date(2025, 3, 4, 20, 0, 0, 0, time.UTC)
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
-			got := profile.EventsFromMessage("m1", tt.text, at, idx.ResolveTitle)
+			got := readEvents(t, "m1", "", tt.text, at, idx)
 			if diff := cmp.Diff(tt.want, summary(got)); diff != "" {
-				t.Errorf("EventsFromMessage(%q) (-want +got):\n%s", tt.text, diff)
+				t.Errorf("MessageEvents(%q) (-want +got):\n%s", tt.text, diff)
 			}
 			for _, e := range got {
 				if !e.At.Equal(at) || !strings.HasPrefix(e.ID, "msg-") {
@@ -114,9 +133,9 @@ func TestEventsFromMessage(t *testing.T) {
 func TestEventsFromMessageIDsAreStable(t *testing.T) {
 	idx := catalog.New(testTitles())
 	at := time.Now()
-	a := profile.EventsFromMessage("m1", "I watched Heat and loved it", at, idx.ResolveTitle)
-	b := profile.EventsFromMessage("m1", "I watched Heat and loved it", at, idx.ResolveTitle)
-	c := profile.EventsFromMessage("m2", "I watched Heat and loved it", at, idx.ResolveTitle)
+	a := readEvents(t, "m1", "", "I watched Heat and loved it", at, idx)
+	b := readEvents(t, "m1", "", "I watched Heat and loved it", at, idx)
+	c := readEvents(t, "m2", "", "I watched Heat and loved it", at, idx)
 	ids := func(es []memento.Event) []string {
 		var out []string
 		for _, e := range es {
@@ -130,7 +149,7 @@ func TestEventsFromMessageIDsAreStable(t *testing.T) {
 	if slices.ContainsFunc(ids(c), func(id string) bool { return slices.Contains(ids(a), id) }) {
 		t.Errorf("another message reused ids: %v and %v", ids(a), ids(c))
 	}
-	if got := profile.EventsFromMessage("m1", "I watched Heat", at, nil); got != nil {
-		t.Errorf("without a resolver got %v, want nothing", got)
+	if got := readEvents(t, "m1", "", "I watched Heat", at, nil); got != nil {
+		t.Errorf("without a catalog got %v, want nothing", got)
 	}
 }

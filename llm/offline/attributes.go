@@ -106,6 +106,13 @@ func readFact(f memento.Fact) factInfo {
 		// The "can't" belongs to the verb: no double negation.
 		fi.positive, fi.negative = false, true
 	}
+	// A verdict on what was watched: "watched The Shining, it was boring".
+	switch {
+	case hasAnyPhrase(fi.toks, negativeVerdictPhrases) && !fi.positive:
+		fi.negative = true
+	case hasAnyPhrase(fi.toks, positiveVerdictPhrases) && !fi.negative:
+		fi.positive = true
+	}
 	for i := range fi.toks {
 		if _, _, ok := fullGenreTable.match(fi.toks, i); ok {
 			fi.genre = true
@@ -113,6 +120,55 @@ func readFact(f memento.Fact) factInfo {
 		}
 	}
 	return fi
+}
+
+// seenWords say the user has seen or watched a title. They are matched
+// as written: "watches" is a habit, "watched" an event.
+var seenWords = []string{"has seen", "has already seen", "already seen", "has watched", "has already watched",
+	"already watched", "saw", "watched", "has just seen", "just saw", "just watched", "finally watched",
+	"finally saw", "has finally seen", "finished watching", "has been watching"}
+
+// seen reports a fact that says the user has seen or watched something
+// ("has already seen Heat", "watched Heat last night"), not that they
+// have not ("hasn't seen Heat").
+func (fi factInfo) seen() bool {
+	found := false
+	for _, p := range seenWords {
+		if (strings.Contains(p, " ") && containsSeq(fi.toks, p)) || fi.words[p] {
+			found = true
+			break
+		}
+	}
+	return found && !fi.has("hasn't seen", "has never seen", "has not seen", "never saw", "hasn't watched",
+		"has never watched", "has not watched", "never watched", "wants to", "didn't watch", "did not watch")
+}
+
+// seenCategory is where a seen title goes: an attribute of things the
+// user did, when the schema has one. It has no keywords, so a schema
+// without such an attribute keeps nothing (the profile's event does).
+var seenCategory = category{names: []string{"EVENT", "EVENTS", "EXPERIENCE", "EXPERIENCES", "SEEN", "WATCHED", "HISTORY", "WATCH_HISTORY"}}
+
+// positiveVerdicts and negativeVerdicts judge a title after "was" or
+// "is": "it was amazing", "Heat is boring".
+var (
+	positiveVerdicts = []string{"great", "amazing", "awesome", "fantastic", "excellent", "brilliant", "wonderful",
+		"superb", "incredible", "perfect", "beautiful", "stunning", "a masterpiece", "so good", "really good"}
+	negativeVerdicts = []string{"boring", "terrible", "awful", "bad", "horrible", "dull", "disappointing",
+		"rubbish", "garbage", "overrated", "dreadful", "a waste of time", "too slow", "so bad"}
+)
+
+var (
+	positiveVerdictPhrases = verdictPhrases(positiveVerdicts)
+	negativeVerdictPhrases = verdictPhrases(negativeVerdicts)
+)
+
+// verdictPhrases writes each verdict after "was" and "is".
+func verdictPhrases(vs []string) []string {
+	out := make([]string, 0, 2*len(vs))
+	for _, v := range vs {
+		out = append(out, "was "+v, "is "+v)
+	}
+	return out
 }
 
 // has reports whether the fact holds any of the phrases.
@@ -218,7 +274,7 @@ var categories = []category{
 				"theater", "theatre", "cinema", "cinemas", "falls asleep", "background", "lunch", "dinner",
 				"while", "fridays", "saturdays", "sundays", "mondays", "friday", "saturday", "sunday",
 				"with their", "with family", "with friends", "on the big screen", "projector", "headphones") &&
-				!fi.has("movies with their", "films with their", "shows with their")
+				!fi.has("movies with their", "films with their", "shows with their", "night owl", "early bird")
 		},
 	},
 	{ // favourites
@@ -228,22 +284,13 @@ var categories = []category{
 			return fi.has("favourite", "favorite", "favourites", "favorites", "fave", "fav", "all time", "best movie ever", "number one")
 		},
 	},
-	{ // wishes to watch
-		names: []string{"WANTS_TO_WATCH", "WATCHLIST", "WISHLIST", "WANTS"},
-		keys:  stems("want", "wants", "watchlist", "wishlist", "plan", "plans", "intend"),
-		test: func(fi factInfo) bool {
-			return fi.has("wants to watch", "wants to see", "plans to watch", "plans to see", "watchlist",
-				"watch list", "hasn't seen", "has never seen", "has not seen", "meaning to watch",
-				"meaning to see", "looking forward", "dying to see", "would love to see",
-				"would love to watch", "would like to see", "would like to watch", "on their list",
-				"hopes to watch", "wants to catch", "wants to finally", "wants to check out")
-		},
-	},
+	wantsCategory,
 	{ // things to steer clear of
 		names: []string{"AVOID", "AVOIDS", "TRIGGERS", "CONTENT_WARNINGS"},
 		keys:  stems("avoid", "avoids", "trigger", "triggers", "warning", "warnings", "steer", "sensitive"),
 		test: func(fi factInfo) bool {
-			if fi.has("avoid", "avoids", "stays away", "steers clear", "steer clear", "can't handle", "cannot handle", "can't watch", "won't watch", "never watches") {
+			if fi.has("avoid", "avoids", "stays away", "steers clear", "steer clear", "can't handle", "cannot handle", "can't watch", "won't watch", "never watches",
+				"rather not see", "rather not watch", "would rather avoid", "doesn't want to see", "does not want to see", "can't deal with") {
 				return true
 			}
 			return (fi.negative || fi.has("no", "without")) && fi.has(avoidContent...)
@@ -274,7 +321,7 @@ var categories = []category{
 		test: func(fi factInfo) bool {
 			return fi.has("person", "introvert", "introverted", "extrovert", "extroverted", "shy", "nerd",
 				"geek", "sentimental", "emotional", "cries easily", "scared easily", "scares easily",
-				"optimist", "pessimist", "anxious", "night owl", "early bird", "easily bored",
+				"optimist", "pessimist", "anxious", "night owl", "early bird", "easily bored", "easily scared", "easily frightened", "gets scared",
 				"impatient", "personality", "romantic at heart", "softie", "sensitive", "cynical",
 				"jumpy", "squeamish")
 		},
@@ -362,6 +409,26 @@ var categories = []category{
 	},
 }
 
+// wantsCategory is the category of wishes to watch, which the rules on
+// seen and unseen titles consult too.
+var wantsCategory = category{
+	names: []string{"WANTS_TO_WATCH", "WATCHLIST", "WISHLIST", "WANTS"},
+	keys:  stems("want", "wants", "watchlist", "wishlist", "plan", "plans", "intend"),
+	test: func(fi factInfo) bool {
+		// Not having seen a title is a wish only with a word of
+		// intent: "still hasn't seen Casablanca", "hasn't seen it yet".
+		if fi.has("hasn't seen", "has never seen", "has not seen", "hasn't watched", "has not watched") &&
+			fi.has("yet", "still", "should", "plan", "plans", "want", "wants", "list", "someday", "eventually", "meaning") {
+			return true
+		}
+		return fi.has("wants to watch", "wants to see", "plans to watch", "plans to see", "watchlist",
+			"watch list", "meaning to watch",
+			"meaning to see", "looking forward", "dying to see", "would love to see",
+			"would love to watch", "would like to see", "would like to watch", "on their list",
+			"hopes to watch", "wants to catch", "wants to finally", "wants to check out")
+	},
+}
+
 // assign picks the attribute of one fact.
 func assign(f memento.Fact, attrs []schemaAttr) string {
 	if len(attrs) == 0 {
@@ -370,10 +437,17 @@ func assign(f memento.Fact, attrs []schemaAttr) string {
 	fi := readFact(f)
 	// "Has already seen Heat" is an action, not a taste or a wish: the
 	// profile records it as a watched event (and the agent keeps the
-	// title out of later answers). Filed under an attribute it would
-	// read as something the user wants to watch.
-	if fi.has("has seen", "has already seen", "already seen", "has watched", "has already watched", "already watched", "saw") &&
-		!fi.has("hasn't seen", "has never seen", "has not seen", "never saw", "wants to") && !fi.positive && !fi.negative {
+	// title out of later answers). It is remembered as something the
+	// user did where the schema has such an attribute (EVENT), and never
+	// as something they want to watch; a stance ("saw Heat and loved
+	// it") or a habit ("has seen it ten times") is filed as that.
+	if fi.seen() && !fi.positive && !fi.negative && !categories[0].test(fi) {
+		return seenCategory.pick(attrs)
+	}
+	// Not having seen a title, without a wish to, is nothing to remember:
+	// "No, never" to "Have you seen The Matrix?".
+	if fi.has("hasn't seen", "has never seen", "has not seen", "never saw", "hasn't watched", "has never watched", "has not watched") &&
+		!fi.positive && !fi.negative && !wantsCategory.test(fi) {
 		return ""
 	}
 	for _, c := range categories {

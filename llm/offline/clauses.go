@@ -53,7 +53,7 @@ var adverbs = set(
 	"mainly", "so", "quite", "somewhat", "slightly", "hardly", "barely", "personally",
 	"constantly", "regularly", "frequently", "already", "recently", "secretly", "probably",
 	"certainly", "completely", "seriously", "deeply", "mildly", "strongly", "no", "longer",
-	"now", "lately", "simply", "pretty", "much", "kinda", "sorta",
+	"now", "lately", "simply", "pretty", "much", "kinda", "sorta", "finally", "once", "twice",
 )
 
 // negations deny the verb they go with.

@@ -31,7 +31,8 @@ func (m *Model) ExtractFacts(ctx context.Context, in memento.ExtractInput) ([]me
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("extract facts: %w", err)
 	}
-	own := extractFacts(in.Message)
+	q := lastQuestion(in.Asked)
+	own := factsIn(q, in.Message)
 	if strings.TrimSpace(in.RepairNote) == "" {
 		return own, nil
 	}
@@ -39,7 +40,7 @@ func (m *Model) ExtractFacts(ctx context.Context, in memento.ExtractInput) ([]me
 	for _, q := range noteQuotes(in.RepairNote, true) {
 		drop[normText(q)] = true
 	}
-	sup := newSupport(in.Message)
+	sup := newSupport(strings.TrimSpace(q + " " + frameWords(q) + " " + in.Message))
 	out := []memento.Fact{}
 	for _, f := range in.Previous {
 		if !drop[normText(f.Text)] && len(sup.unsupported(f.Text)) == 0 {
@@ -63,15 +64,18 @@ func (m *Model) ReviewExtraction(ctx context.Context, message string, facts []me
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("review extraction: %w", err)
 	}
-	sup := newSupport(message)
-	prefs := extractPreferences(message)
+	// A message that answers a question comes with it (see splitAsRead):
+	// the question's words back a fact, and its facts are expected.
+	q, msg := splitAsRead(message)
+	sup := newSupport(strings.TrimSpace(q + " " + frameWords(q) + " " + msg))
+	prefs := extractPreferences(msg)
 	var bad, missing []string
 	for _, f := range facts {
 		if words := sup.unsupported(f.Text); len(words) > 0 || contradicts(f, prefs) {
 			bad = append(bad, f.Text)
 		}
 	}
-	for _, f := range extractFacts(message) {
+	for _, f := range factsIn(q, msg) {
 		if !covered(facts, f) {
 			missing = append(missing, f.Text)
 		}
@@ -89,11 +93,23 @@ func (m *Model) ReviewExtraction(ctx context.Context, message string, facts []me
 	return &memento.Verdict{OK: false, Reason: strings.Join(parts, " ")}, nil
 }
 
+// factsIn returns the facts of a message that answers the question q (""
+// when it answers none): what it says alone, then what it says as the
+// answer.
+func factsIn(q, msg string) []memento.Fact {
+	own := extractFacts(msg)
+	if q == "" {
+		return own
+	}
+	return append(own, answerFacts(q, msg, own)...)
+}
+
 // extractFacts runs the clause rules over a message.
 func extractFacts(msg string) []memento.Fact {
 	toks := tokenize(msg)
 	out := []memento.Fact{}
 	prev, prevCompanion := subjNone, ""
+	var object []token
 	for _, c := range splitClauses(msg, toks) {
 		if c.question {
 			prev, prevCompanion = subjNone, ""
@@ -104,11 +120,63 @@ func extractFacts(msg string) []memento.Fact {
 		}
 		st := readStmt(c.toks, prev, prevCompanion)
 		prev, prevCompanion = st.subj, st.companion
+		if c.first {
+			object = nil
+		}
+		if st.subj == subjFirst {
+			// "I watched Parasite and loved it": "it" is Parasite.
+			st.rest = resolvePronoun(st.rest, object)
+			if obj := objectOf(st.rest); obj != nil {
+				object = obj
+			}
+		}
 		if f, ok := factOf(msg, st); ok {
 			out = appendFact(out, f)
 		}
 	}
 	return out
+}
+
+// objectOf returns what a first-person clause is about: the words after
+// its verb, when they are a name (capitalised) rather than a pronoun.
+func objectOf(rest []token) []token {
+	i := skipAdverbs(rest, 0)
+	if i+1 >= len(rest) {
+		return nil
+	}
+	obj := rest[i+1:]
+	for j, t := range obj {
+		if j > 0 && (t.brk != 0 || t.w == "and" || t.w == "but") {
+			obj = obj[:j]
+			break
+		}
+	}
+	if shownPointerWords[obj[0].w] || !startsUpper(obj[0].raw) {
+		return nil
+	}
+	return obj
+}
+
+// resolvePronoun replaces the pronoun object of a clause ("loved it") with
+// the object of the clause before in the same sentence.
+func resolvePronoun(rest, object []token) []token {
+	if len(object) == 0 {
+		return rest
+	}
+	i := skipAdverbs(rest, 0)
+	j := i + 1
+	if j >= len(rest) || (rest[j].w != "it" && rest[j].w != "them") || (j+1 < len(rest) && rest[j+1].brk == 0 && !stopwords[rest[j+1].w]) {
+		return rest
+	}
+	out := make([]token, 0, len(rest)+len(object))
+	out = append(out, rest[:j]...)
+	for k, t := range object {
+		if k == 0 {
+			t.brk = rest[j].brk
+		}
+		out = append(out, t)
+	}
+	return append(out, rest[j+1:]...)
 }
 
 // imperatives open a request, not a statement: "show me comedies".
@@ -291,6 +359,11 @@ func isRequestFrame(rest []token) bool {
 		return false
 	}
 	j := i + n
+	for _, p := range []string{"to avoid", "to stay away", "to steer clear", "nothing with", "no more"} {
+		if matchSeq(rest, j, p) {
+			return false // "I want to avoid gore" is lasting, not for now
+		}
+	}
 	for _, p := range []string{"to watch", "to see", "to check out", "to try", "to find", "watching", "seeing"} {
 		if matchSeq(rest, j, p) {
 			j += len(strings.Fields(p))
