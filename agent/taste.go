@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/fulltext"
 	"github.com/memento-ai/memento/hygiene"
 )
 
@@ -166,21 +167,26 @@ func (a *Agent) readValue(ctx context.Context, value string) (memento.Understand
 	return *got, nil
 }
 
-// topicWords splits a free-text topic into the words a plot is checked
-// for: lower case, letters only, without the short and generic ones.
+// topicWords splits a free-text topic into the terms a plot is checked
+// for: fulltext's topic terms (folded, stop words left out, stemmed, as the
+// catalog indexes plots), without the words of fewer than four letters and
+// the generic ones.
 func topicWords(text string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
-		if len(w) < 4 || genericWords[w] {
-			continue
+	fulltext.EachWord(text, func(w []byte) {
+		if len(w) < minTopicWord || genericWords[string(w)] || fulltext.StopwordBytes(w) {
+			return
 		}
-		w = strings.TrimSuffix(w, "s")
-		if !slices.Contains(out, w) {
-			out = append(out, w)
+		if t := fulltext.StemBytes(w); !slices.Contains(out, string(t)) {
+			out = append(out, string(t))
 		}
-	}
+	})
 	return out
 }
+
+// minTopicWord is the length, in bytes, of the shortest word a topic is
+// matched by: shorter ones ("war", "spy") name too much.
+const minTopicWord = 4
 
 // genericWords say nothing about what a film is about.
 var genericWords = map[string]bool{
@@ -192,14 +198,31 @@ var genericWords = map[string]bool{
 	"hates": true, "stand": true, "cannot": true, "dislikes": true, "avoid": true, "avoids": true,
 }
 
-// plotWords returns the words of a title's plot and name, as topicWords
-// spells them, for matching topic words.
+// plotWords returns the terms of a title's plot and name, as topicWords
+// spells them, for matching topic words. It runs for every candidate of a
+// turn that has topic words to match, so it keeps the terms in one string
+// (one allocation for the text, one for the offsets, and the map) rather
+// than one string per word.
 func plotWords(t memento.Title) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(t.Title+" "+t.Overview), func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
-		if len(w) >= 4 {
-			out[strings.TrimSuffix(w, "s")] = true
+	var (
+		scratch [1024]byte
+		ends    [256]int32
+	)
+	buf, end := scratch[:0], ends[:0]
+	add := func(w []byte) {
+		if len(w) >= minTopicWord {
+			buf = append(buf, fulltext.StemBytes(w)...)
+			end = append(end, int32(len(buf)))
 		}
+	}
+	fulltext.EachWord(t.Title, add)
+	fulltext.EachWord(t.Overview, add)
+	text := string(buf)
+	out := make(map[string]bool, len(end))
+	start := int32(0)
+	for _, e := range end {
+		out[text[start:e]] = true
+		start = e
 	}
 	return out
 }

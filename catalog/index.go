@@ -292,13 +292,25 @@ func (x *Index) indexTerms() {
 		weight   int32
 		doc      int
 	)
-	add := func(tok []byte) {
-		id, ok := x.termIDs[string(tok)]
+	// wordIDs caches the term number of every distinct word that is not a
+	// stop word, so a word the plots repeat is stemmed once, not at every
+	// occurrence: the terms are eachToken's.
+	wordIDs := make(map[string]int32, 1<<17)
+	add := func(word []byte) {
+		if fulltext.StopwordBytes(word) {
+			return
+		}
+		id, ok := wordIDs[string(word)]
 		if !ok {
-			id = int32(len(df))
-			x.termIDs[string(tok)] = id
-			df = append(df, 0)
-			tf = append(tf, 0)
+			key := string(word)
+			tok := fulltext.StemBytes(word)
+			if id, ok = x.termIDs[string(tok)]; !ok {
+				id = int32(len(df))
+				x.termIDs[string(tok)] = id
+				df = append(df, 0)
+				tf = append(tf, 0)
+			}
+			wordIDs[key] = id
 		}
 		if tf[id] == 0 {
 			order = append(order, id)
@@ -311,9 +323,9 @@ func (x *Index) indexTerms() {
 		docStart[d] = int32(len(docTerm))
 		order = order[:0]
 		weight = titleWeight
-		eachToken(x.titles[d].Title, add)
+		fulltext.EachWord(x.titles[d].Title, add)
 		weight = 1
-		eachToken(x.titles[d].Overview, add)
+		fulltext.EachWord(x.titles[d].Overview, add)
 		for _, id := range order {
 			df[id]++
 			docTerm = append(docTerm, id)

@@ -1,21 +1,33 @@
-// Package fulltext splits text into the terms that keyword search matches:
-// words of letters and digits, lower case, with diacritics removed and
-// Porter-stemmed, the way the store's SQLite FTS5 tables are configured
-// (tokenize = 'porter unicode61 remove_diacritics 2'). Recall's in-process
-// index, the evaluation baselines and the answer score use it, so every
-// keyword path of Memento agrees on what a word is.
+// Package fulltext is Memento's one text toolkit: it splits text into words,
+// folds them, stems them and knows which of them are English function words,
+// the same way everywhere, so a word is one term in the catalog's index, in
+// recall, in the preferences' lexical match, in the pipeline's topic check and
+// in the offline model's rules.
 //
-// It also holds the list of English function words that recall leaves out
-// of a query: they carry no topic, and a question shares them with almost
-// every turn.
+// The words and terms are those of the store's SQLite FTS5 tables, which are
+// all configured with FTS5Tokenize: a word is a run of letters, digits and
+// private-use characters (any other character separates, as in FTS5's
+// unicode61 tokenizer; an apostrophe too, so "don't" is "don" and "t"),
+// case-folded, with combining marks dropped and the diacritics of Latin
+// letters removed ("Amélie" is "amelie"), and a term is a word stemmed with
+// Porter's algorithm as FTS5's porter tokenizer does. sqlite's
+// TestFulltextMatchesFTS5 tokenizes the same texts both ways and checks that
+// the terms agree.
+//
+// The stop-word list (Stopword) holds the English function words that carry
+// no topic: recall leaves them out of a query, the catalog out of its index,
+// and topic matching out of both sides.
 package fulltext
 
 import (
+	"slices"
 	"strings"
 	"unicode"
-
-	"golang.org/x/text/unicode/norm"
 )
+
+// FTS5Tokenize is the tokenize option of every FTS5 table of the store.
+// Tokens reproduces it.
+const FTS5Tokenize = "porter unicode61 remove_diacritics 2"
 
 // BM25K1 and BM25B are the k1 and b of Okapi BM25 that every keyword
 // ranking here uses: Robertson and Zaragoza's usual values, the ones
@@ -25,81 +37,71 @@ const (
 	BM25B  = 0.75
 )
 
-// Words splits text into lower-case words of letters and digits. It does
-// not stem or fold diacritics.
+// Words splits text into its words, in order, repeats kept: lower case
+// (case-folded), diacritics removed, not stemmed.
 func Words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
+	out := make([]string, 0, len(text)/5+1)
+	EachWord(text, func(w []byte) { out = append(out, string(w)) })
+	return out
 }
 
-// Tokens returns the terms of text in order, repeats kept: each run of
-// letters and digits (any other character separates, as in FTS5's
-// unicode61 tokenizer), lower-cased, with diacritics removed ("café" is
-// "cafe") and stemmed (Stem).
+// Tokens returns the terms of text in order, repeats kept: its Words, each
+// stemmed (Stem), as the store's FTS5 tables index it.
 func Tokens(text string) []string {
-	if !isASCII(text) {
-		text = fold(text)
-	}
 	out := make([]string, 0, len(text)/5+1)
-	start := -1
-	flush := func(end int) {
-		if start >= 0 {
-			out = append(out, Stem(strings.ToLower(text[start:end])))
-			start = -1
-		}
-	}
-	for i, r := range text {
-		if unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.In(r, unicode.Co) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		flush(i)
-	}
-	flush(len(text))
+	EachTerm(text, func(t []byte) { out = append(out, string(t)) })
+	return out
+}
+
+// TopicTerms returns the terms of text in order, repeats kept, without the
+// stop words: the terms that say what a text is about.
+func TopicTerms(text string) []string {
+	var out []string
+	EachTopicTerm(text, func(t []byte) { out = append(out, string(t)) })
 	return out
 }
 
 // Term returns the single term of a query word (the first of Tokens), or
 // "" when the word has no letter or digit.
 func Term(word string) string {
-	t := Tokens(word)
-	if len(t) == 0 {
-		return ""
-	}
-	return t[0]
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
+	var out string
+	done := false
+	EachTerm(word, func(t []byte) {
+		if !done {
+			out, done = string(t), true
 		}
-	}
-	return true
+	})
+	return out
 }
 
-// fold removes diacritics: the text is decomposed (NFD) and its combining
-// marks dropped, so "Amélie" and "Amelie" are one word.
-func fold(s string) string {
-	d := norm.NFD.String(s)
-	var b strings.Builder
-	b.Grow(len(d))
-	for _, r := range d {
-		if unicode.Is(unicode.Mn, r) {
-			continue
+// EachTerm calls fn with every term of text in order (see Tokens). The term
+// is in a buffer that is only valid during the call.
+func EachTerm(text string, fn func(term []byte)) {
+	EachWord(text, func(w []byte) { fn(StemBytes(w)) })
+}
+
+// EachTopicTerm calls fn with every term of text that is not a stop word
+// (see TopicTerms); whether a word is one is decided before stemming. The
+// term is in a buffer that is only valid during the call.
+func EachTopicTerm(text string, fn func(term []byte)) {
+	EachWord(text, func(w []byte) {
+		if !StopwordBytes(w) {
+			fn(StemBytes(w))
 		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	})
 }
 
-// Stopword reports whether w (lower case, unstemmed) is an English function
-// word that carries no topic.
-func Stopword(w string) bool { return stopwords[w] }
+// Stopword reports whether w (a word as Words spells it, or any lower-case
+// spelling with an apostrophe such as "don't") is an English function word
+// that carries no topic.
+func Stopword(w string) bool { return isStopword(w) }
 
+// StopwordBytes is Stopword for a word in a buffer; it does not allocate.
+func StopwordBytes(w []byte) bool { return isStopword(string(w)) }
+
+// stopwords are the English function words, with the contractions written
+// with an apostrophe (for QueryWords and callers that keep apostrophes) and
+// the fragments an apostrophe leaves ("s", "t", "ll").
 var stopwords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a about above after again against all am an and any are aren't as at be because been
@@ -108,7 +110,7 @@ var stopwords = func() map[string]bool {
 		herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
 		mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she
 		she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
-		there's these they they'd they'll they're they've this those through to too under until up very was wasn't we
+		there's these they they'd they'll they're they've this those through to too under until up upon very was wasn't we
 		we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's
 		with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves also just get got go
 		going gone really would will shall may might much many thing things something anything like s t d ll m re ve`) {
@@ -123,7 +125,7 @@ var stopwords = func() map[string]bool {
 // ("melanie's" is "melanie") unless the whole word is a stop word ("don't").
 func QueryWords(text string) []string {
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
+		return !IsWordRune(r) && r != '\'' && r != '’'
 	})
 	seen := map[string]bool{}
 	var topic, all []string
@@ -147,4 +149,25 @@ func QueryWords(text string) []string {
 		return all
 	}
 	return topic
+}
+
+// IsWordRune reports whether r belongs to a word: a letter, a digit or
+// other number, a private-use character, or a combining mark (which Fold
+// then drops).
+func IsWordRune(r rune) bool {
+	if r < 0x80 {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Mn, r)
+}
+
+// Stopwords returns the stop words (see Stopword), sorted: for a rule
+// lexicon that extends the list with words of its own.
+func Stopwords() []string {
+	out := make([]string, 0, len(stopwords))
+	for w := range stopwords {
+		out = append(out, w)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,22 +1,34 @@
 package fulltext
 
-// Stem reduces an English word to its stem with Porter's algorithm (M.F.
-// Porter, "An algorithm for suffix stripping", 1980), the stemmer SQLite's
-// FTS5 "porter" tokenizer and the LoCoMo paper's F1 score use, so that
-// recall, the baselines and the answer score match words the way the store
-// and the paper do ("likes" and "liked" are both "like"). The word must be lower
-// case; words of two letters or fewer and words with letters outside a-z
-// are returned unchanged.
+import "slices"
+
+// Stem reduces a word (as Words spells it) to its stem with Porter's
+// algorithm (M.F. Porter, "An algorithm for suffix stripping", 1980) in the
+// variant SQLite's FTS5 "porter" tokenizer runs, so that recall, the
+// catalog, the baselines and the answer score match words the way the store
+// does ("likes" and "liked" are both "like"). Like FTS5 it works on bytes:
+// words shorter than 3 or longer than 64 bytes are returned unchanged, and
+// a byte other than a, e, i, o, u (or a y after a consonant) counts as a
+// consonant, so "1990s" is "1990".
 func Stem(word string) string {
-	if len(word) <= 2 {
+	if len(word) < 3 || len(word) > maxStemmed {
 		return word
 	}
-	for i := 0; i < len(word); i++ {
-		if word[i] < 'a' || word[i] > 'z' {
-			return word
-		}
+	var buf [maxStemmed]byte
+	return string(StemBytes(append(buf[:0], word...)))
+}
+
+// maxStemmed is the longest word, in bytes, that is stemmed
+// (FTS5_PORTER_MAX_TOKEN).
+const maxStemmed = 64
+
+// StemBytes is Stem in place: it stems the word in w, which must be lower
+// case, and returns it, shortened or with its last bytes changed. It
+// allocates nothing.
+func StemBytes(w []byte) []byte {
+	if len(w) < 3 || len(w) > maxStemmed {
+		return w
 	}
-	w := []byte(word)
 	w = step1a(w)
 	w = step1b(w)
 	w = step1c(w)
@@ -24,7 +36,7 @@ func Stem(word string) string {
 	w = step3(w)
 	w = step4(w)
 	w = step5(w)
-	return string(w)
+	return w
 }
 
 // consonant reports whether w[i] is a consonant: a letter other than a, e,
@@ -155,50 +167,67 @@ func step1c(w []byte) []byte {
 // condition.
 type rule struct{ suffix, with string }
 
+// ruleSet holds rules by the last byte of their suffix, longest suffix
+// first, so a step tries only the few rules that can match a word.
+type ruleSet [256][]rule
+
+func newRuleSet(rules []rule) *ruleSet {
+	var rs ruleSet
+	for _, r := range rules {
+		last := r.suffix[len(r.suffix)-1]
+		rs[last] = append(rs[last], r)
+	}
+	for i := range rs {
+		slices.SortStableFunc(rs[i], func(a, b rule) int { return len(b.suffix) - len(a.suffix) })
+	}
+	return &rs
+}
+
 // applyLongest applies the rule with the longest matching suffix, when the
 // stem left before the suffix satisfies ok; no shorter rule is tried.
-func applyLongest(w []byte, rules []rule, ok func(stem []byte, r rule) bool) []byte {
-	best := -1
-	for i, r := range rules {
-		if hasSuffix(w, r.suffix) && (best < 0 || len(r.suffix) > len(rules[best].suffix)) {
-			best = i
+func (rs *ruleSet) applyLongest(w []byte, ok func(stem []byte, r rule) bool) []byte {
+	if len(w) == 0 {
+		return w
+	}
+	for _, r := range rs[w[len(w)-1]] {
+		if !hasSuffix(w, r.suffix) {
+			continue
 		}
+		if !ok(w[:len(w)-len(r.suffix)], r) {
+			return w
+		}
+		return replace(w, r.suffix, r.with)
 	}
-	if best < 0 {
-		return w
-	}
-	r := rules[best]
-	if !ok(w[:len(w)-len(r.suffix)], r) {
-		return w
-	}
-	return replace(w, r.suffix, r.with)
+	return w
 }
 
-var step2Rules = []rule{
+// step2Rules are Porter's, with the two changes of his later versions that
+// FTS5 makes too: "bli" (not "abli") becomes "ble", and "logi" "log".
+var step2Rules = newRuleSet([]rule{
 	{"ational", "ate"}, {"tional", "tion"}, {"enci", "ence"}, {"anci", "ance"}, {"izer", "ize"},
-	{"abli", "able"}, {"alli", "al"}, {"entli", "ent"}, {"eli", "e"}, {"ousli", "ous"},
+	{"logi", "log"}, {"bli", "ble"}, {"alli", "al"}, {"entli", "ent"}, {"eli", "e"}, {"ousli", "ous"},
 	{"ization", "ize"}, {"ation", "ate"}, {"ator", "ate"}, {"alism", "al"}, {"iveness", "ive"},
 	{"fulness", "ful"}, {"ousness", "ous"}, {"aliti", "al"}, {"iviti", "ive"}, {"biliti", "ble"},
-}
+})
 
-var step3Rules = []rule{
+var step3Rules = newRuleSet([]rule{
 	{"icate", "ic"}, {"ative", ""}, {"alize", "al"}, {"iciti", "ic"}, {"ical", "ic"}, {"ful", ""}, {"ness", ""},
-}
+})
 
-var step4Rules = []rule{
+var step4Rules = newRuleSet([]rule{
 	{"al", ""}, {"ance", ""}, {"ence", ""}, {"er", ""}, {"ic", ""}, {"able", ""}, {"ible", ""},
 	{"ant", ""}, {"ement", ""}, {"ment", ""}, {"ent", ""}, {"ion", ""}, {"ou", ""}, {"ism", ""},
 	{"ate", ""}, {"iti", ""}, {"ous", ""}, {"ive", ""}, {"ize", ""},
-}
+})
 
 func mAbove0(stem []byte, _ rule) bool { return measure(stem) > 0 }
 
-func step2(w []byte) []byte { return applyLongest(w, step2Rules, mAbove0) }
+func step2(w []byte) []byte { return step2Rules.applyLongest(w, mAbove0) }
 
-func step3(w []byte) []byte { return applyLongest(w, step3Rules, mAbove0) }
+func step3(w []byte) []byte { return step3Rules.applyLongest(w, mAbove0) }
 
 func step4(w []byte) []byte {
-	return applyLongest(w, step4Rules, func(stem []byte, r rule) bool {
+	return step4Rules.applyLongest(w, func(stem []byte, r rule) bool {
 		if measure(stem) <= 1 {
 			return false
 		}

@@ -1,6 +1,9 @@
 package fulltext
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestStem(t *testing.T) {
 	// Pairs from Porter's paper and the reference vocabulary.
@@ -23,11 +26,27 @@ func TestStem(t *testing.T) {
 		"roll": "roll", "generalizations": "gener", "oscillators": "oscil", "painting": "paint",
 		"paintings": "paint", "likes": "like", "liked": "like", "is": "is", "a": "a", "2023": "2023",
 		"café": "café",
+		// FTS5's variant: bytes, not letters, and Porter's later step 2.
+		"1990s": "1990", "mp3s": "mp3", "3rd": "3rd", "biology": "biologi", "apology": "apolog", "possibly": "possibl", "probably": "probabl",
+		"sensibility": "sensibl", "straßes": "straß", "đorđe": "đorđ",
+		strings.Repeat("a", 61) + "ing": strings.Repeat("a", 61),
+		strings.Repeat("a", 62) + "ing": strings.Repeat("a", 62) + "ing", // longer than 64 bytes
 	}
 	for in, want := range tests {
 		if got := Stem(in); got != want {
 			t.Errorf("Stem(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestStemBytesInPlace(t *testing.T) {
+	buf := []byte("generalizations")
+	got := StemBytes(buf)
+	if string(got) != "gener" || &got[0] != &buf[0] {
+		t.Errorf("StemBytes = %q (same buffer %v), want gener in place", got, &got[0] == &buf[0])
+	}
+	if n := testing.AllocsPerRun(100, func() { StemBytes([]byte("relational")[:]) }); n > 1 {
+		t.Errorf("StemBytes allocates %v times", n)
 	}
 }
 
@@ -41,5 +60,18 @@ func TestWords(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("words = %q, want %q", got, want)
 		}
+	}
+}
+
+// BenchmarkEachTerm measures the terms of a plot, the work the catalog's
+// index does for every title at startup.
+func BenchmarkEachTerm(b *testing.B) {
+	text := "Obsessive master thief Neil McCauley leads a top-notch crew on various daring heists " +
+		"throughout Los Angeles while determined detective Vincent Hanna pursues him without rest. Each man recognizes " +
+		"and respects the ability and the dedication of the other even though they are aware their cat-and-mouse game may end in violence."
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		EachTerm(text, func([]byte) {})
 	}
 }

@@ -2,7 +2,8 @@ package pipeline
 
 import (
 	"strings"
-	"unicode"
+
+	"github.com/memento-ai/memento/fulltext"
 )
 
 // clauseSep separates the clauses of a consolidated semantic value, as the
@@ -42,17 +43,14 @@ func normWords(s string) string {
 	return strings.Join(words(s), " ")
 }
 
-// words lower-cases s and splits it into runs of letters, digits and
-// apostrophes.
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
-	})
-}
+// words splits s into fulltext's words: lower case, diacritics folded, an
+// apostrophe separating ("don't" is "don" and "t").
+func words(s string) []string { return fulltext.Words(s) }
 
 // stanceWords say how the user feels about a topic, not what the topic
 // is, so two statements about the same topic share topic words whatever
-// their stance.
+// their stance. They are written as people write them and kept as words
+// splits them ("can't" gives "can" and "t").
 var stanceWords = setOf("like", "likes", "liked", "love", "loves", "loved", "enjoy", "enjoys", "enjoyed",
 	"hate", "hates", "hated", "dislike", "dislikes", "disliked", "prefer", "prefers", "preferred",
 	"stand", "can't", "cannot", "can", "not", "don't", "doesn't", "didn't", "never", "no", "really",
@@ -66,31 +64,29 @@ var stanceWords = setOf("like", "likes", "liked", "love", "loves", "loved", "enj
 	"these", "days", "that", "this", "those", "what", "which", "who", "some", "quite", "pretty",
 	"least", "favorite", "favourite", "movies", "movie", "films", "film", "shows", "show")
 
+// setOf returns the set of the words of ws.
 func setOf(ws ...string) map[string]bool {
 	m := make(map[string]bool, len(ws))
 	for _, w := range ws {
-		m[w] = true
+		for _, part := range words(w) {
+			m[part] = true
+		}
 	}
 	return m
 }
 
-// topicWords returns the words of s that name what it is about, crudely
-// stemmed (a plural "s" dropped), so "horror films" and "can't stand
+// topicWords returns the terms of s that name what it is about: its words
+// that are neither stance words, stop words nor shorter than three letters,
+// stemmed as fulltext stems them, so "horror films" and "can't stand
 // horror" share "horror".
 func topicWords(s string) map[string]bool {
 	out := map[string]bool{}
-	for _, w := range words(s) {
-		if stanceWords[w] || len(w) < 3 {
-			continue
+	fulltext.EachWord(s, func(w []byte) {
+		if len(w) < 3 || stanceWords[string(w)] || fulltext.StopwordBytes(w) {
+			return
 		}
-		if strings.HasSuffix(w, "'s") {
-			w = strings.TrimSuffix(w, "'s")
-		}
-		if len(w) > 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
-			w = strings.TrimSuffix(w, "s")
-		}
-		out[w] = true
-	}
+		out[string(fulltext.StemBytes(w))] = true
+	})
 	return out
 }
 

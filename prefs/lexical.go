@@ -2,10 +2,9 @@ package prefs
 
 import (
 	"slices"
-	"strings"
-	"unicode"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/fulltext"
 )
 
 // Ranking by embeddings alone misses what a concept names exactly: the
@@ -13,51 +12,41 @@ import (
 // looks like a heist, and a name such as "tom hanks" is two rare words
 // among fifty in a title's text. The scorer therefore adds a lexical
 // match: a title whose text contains a concept's words, in order, gains
-// LexicalWeight × the concept's weight. Words are lower-cased, split at
-// anything but letters and digits, and lightly stemmed (plurals), and the
-// words of a concept that name no kind of thing ("films", "movies",
-// "very") are left out.
+// LexicalWeight × the concept's weight. Words are fulltext's topic terms,
+// as the catalog's index and recall spell them (folded, stop words left
+// out, Porter-stemmed, so "heists" is "heist" and "lord of the rings" is
+// "lord ring" in the concept and in the title alike), and the words of a
+// concept that name no kind of thing ("films", "movies", "very") are left
+// out of it.
 
-// conceptStopwords are left out of a concept's words.
-var conceptStopwords = map[string]bool{
-	"a": true, "an": true, "the": true, "of": true, "and": true, "or": true, "with": true, "in": true,
-	"on": true, "about": true, "very": true, "really": true, "good": true, "film": true, "movie": true,
-	"show": true, "series": true, "story": true, "stuff": true, "thing": true, "kind": true, "type": true,
-	"some": true, "any": true, "all": true, "more": true, "most": true,
-}
+// conceptNoise are the terms (stemmed) left out of a concept's words: the
+// kinds of title and the intensifiers that name no topic.
+var conceptNoise = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range []string{"very", "really", "good", "film", "movie", "show", "series", "story", "stuff",
+		"thing", "kind", "type", "sort"} {
+		m[fulltext.Stem(w)] = true
+	}
+	return m
+}()
 
-// words returns the normalised words of text.
+// words returns the topic terms of text (fulltext.EachTopicTerm) of more
+// than one byte.
 func words(text string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if len(w) > 1 {
-			out = append(out, stemWord(w))
+	fulltext.EachTopicTerm(text, func(t []byte) {
+		if len(t) > 1 {
+			out = append(out, string(t))
 		}
-	}
+	})
 	return out
-}
-
-// stemWord folds English plurals: "comedies" → "comedy", "heists" →
-// "heist", "boxes" → "box".
-func stemWord(w string) string {
-	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ies"):
-		return w[:len(w)-3] + "y"
-	case len(w) > 4 && (strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "sses")):
-		return w[:len(w)-2]
-	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		return w[:len(w)-1]
-	}
-	return w
 }
 
 // conceptWords returns the words of a concept a title must contain.
 func conceptWords(concept string) []string {
 	var out []string
 	for _, w := range words(concept) {
-		if !conceptStopwords[w] {
+		if !conceptNoise[w] {
 			out = append(out, w)
 		}
 	}

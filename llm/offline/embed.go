@@ -87,17 +87,23 @@ func (e *Embedder) vector(text string, buf []float64) []float32 {
 		if c, ok := typeConcepts[t.w]; ok {
 			e.add(buf, 't', c, wordWeight)
 		}
-		if stopwords[t.w] {
+		// Version 1's words are lower-cased, not folded, and its stop
+		// words and stems are its own (embedStopwords, embedStem).
+		w := t.w
+		if !isASCII(t.raw) {
+			w = lowerWord(t.raw)
+		}
+		if embedStopwords[w] {
 			prev = ""
 			continue
 		}
-		st := stem(t.w)
+		st := embedStem(w)
 		e.add(buf, 'w', st, wordWeight)
 		if prev != "" && t.brk == 0 && i > 0 {
 			e.add(buf, 'b', prev+" "+st, bigramWeight)
 		}
 		prev = st
-		e.addGrams(buf, t.w)
+		e.addGrams(buf, w)
 	}
 	var norm float64
 	for _, v := range buf {

@@ -5,13 +5,15 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memento-ai/memento/fulltext"
 )
 
 // token is one word of a message as the rules see it. Punctuation is not a
 // token: it is remembered on the word that follows it, so phrase matching
 // can refuse to cross a clause boundary.
 type token struct {
-	w     string // lower-cased, with curly apostrophes straightened
+	w     string // folded as fulltext folds words, with apostrophes straightened
 	raw   string // as written
 	start int    // byte offset of the word in the message
 	end   int
@@ -23,10 +25,13 @@ type token struct {
 // abbreviations end with a full stop that does not end a sentence.
 var abbreviations = set("mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "etc", "mt")
 
-// tokenize splits s into words. Letters and digits make words; an apostrophe
-// between a letter or digit and a letter stays inside the word ("don't",
-// "90's"); '&' becomes the word "and". Everything else separates words, and
-// clause punctuation is recorded on the next word.
+// tokenize splits s into words. The characters of fulltext's words make
+// words (letters, digits, combining marks), folded as fulltext folds them
+// ("Amélie" is "amelie"), with one difference the rules need: an
+// apostrophe between a letter or digit and a letter stays inside the word
+// ("don't", "90's"), where fulltext splits. '&' becomes the word "and".
+// Everything else separates words, and clause punctuation is recorded on
+// the next word.
 func tokenize(s string) []token {
 	var toks []token
 	var pending byte
@@ -39,7 +44,7 @@ func tokenize(s string) []token {
 		}
 		raw := s[start:end]
 		toks = append(toks, token{
-			w:     lowerWord(raw),
+			w:     foldWord(raw),
 			raw:   raw,
 			start: start,
 			end:   end,
@@ -52,7 +57,7 @@ func tokenize(s string) []token {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+		case fulltext.IsWordRune(r):
 			if start < 0 {
 				start = i
 			}
@@ -135,7 +140,36 @@ func strongerBreak(old, b byte) byte {
 
 func isApostrophe(r rune) bool { return r == '\'' || r == '’' || r == '‘' || r == '`' }
 
-// lowerWord lower-cases a word and straightens its apostrophes.
+// foldWord folds a word as fulltext does (fulltext.Fold) and straightens
+// its apostrophes. ASCII words are only lower-cased.
+func foldWord(s string) string {
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		if isApostrophe(r) {
+			b = append(b, '\'')
+			continue
+		}
+		if f, ok := fulltext.Fold(r); ok && f >= 0 {
+			b = utf8.AppendRune(b, f)
+		}
+	}
+	return string(b)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerWord lower-cases a word and straightens its apostrophes: the words
+// of version 1 of the offline embedding, which are not folded.
 func lowerWord(s string) string {
 	s = strings.ToLower(s)
 	if strings.ContainsAny(s, "’‘`") {
@@ -313,8 +347,30 @@ func number(w string) (int, bool) {
 	return 0, false
 }
 
-// stopwords carry no topic of their own.
-var stopwords = set(
+// stopwords carry no topic of their own: fulltext's stop words and the
+// words the rules also pass over (answers, fillers, the apostrophe-less
+// contractions people type).
+var stopwords = set(append(fulltext.Stopwords(),
+	"a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by",
+	"from", "as", "is", "are", "was", "were", "be", "been", "being", "am", "it", "its", "it's",
+	"this", "that", "these", "those", "there", "their", "they", "them", "i", "me", "my", "we",
+	"us", "our", "you", "your", "he", "she", "his", "her", "him", "so", "if", "then", "than",
+	"too", "very", "just", "also", "some", "any", "all", "into", "about", "over", "up",
+	"do", "does", "did", "have", "has", "had", "not", "no", "yes", "can", "could", "would",
+	"should", "will", "shall", "may", "might", "must", "what", "which", "who", "whom", "whose",
+	"when", "where", "why", "how", "i'm", "i've", "i'd", "i'll", "im", "ive", "really", "quite",
+	"more", "most", "much", "many", "such", "own", "same", "other", "each", "both", "few",
+	"only", "again", "once", "here", "out", "off", "down", "under", "while", "because",
+	"until", "after", "before", "between", "through", "during", "without", "within", "please",
+	"one", "ones", "something", "anything", "everything", "thing", "things", "stuff", "lot",
+	"get", "got", "like", "s", "t", "don't", "dont", "doesn't", "didn't", "can't", "isn't",
+	"aren't", "wasn't", "they're", "they've", "they'd", "they'll", "who's", "that's", "what's",
+)...)
+
+// embedStopwords are the stop words of version 1 of the offline embedding
+// (offline-hash/v1), which leaves them out of its word features; like
+// embedStem they stay as they were until the embedding's version changes.
+var embedStopwords = set(
 	"a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by",
 	"from", "as", "is", "are", "was", "were", "be", "been", "being", "am", "it", "its", "it's",
 	"this", "that", "these", "those", "there", "their", "they", "them", "i", "me", "my", "we",
@@ -331,10 +387,22 @@ var stopwords = set(
 	"aren't", "wasn't", "they're", "they've", "they'd", "they'll", "who's", "that's", "what's",
 )
 
-// stem strips the common English endings so "comedies" meets "comedy",
-// "loved" meets "love" and "watches" meets "watch". It is deliberately
-// crude: both sides of every comparison go through it.
+// stem returns the fulltext stem of a word as tokenize spells it: a
+// possessive "'s" or a trailing apostrophe is dropped first ("user's" is
+// "user"), then the word is Porter-stemmed as the catalog, recall and the
+// store stem it, so "comedies" meets "comedy", "loved" meets "love" and
+// "watches" meets "watch".
 func stem(w string) string {
+	w = strings.TrimSuffix(w, "'s")
+	w = strings.TrimSuffix(w, "'")
+	return fulltext.Stem(w)
+}
+
+// embedStem is the stemmer of version 1 of the offline embedding
+// (offline-hash/v1): its stems are features of stored vectors, so it stays
+// as it was until the embedding's version changes. Everything else stems
+// with stem.
+func embedStem(w string) string {
 	w = strings.TrimSuffix(w, "'s")
 	w = strings.TrimSuffix(w, "'")
 	n := len(w)
@@ -354,7 +422,7 @@ func stem(w string) string {
 }
 
 // trimDouble undoes a doubled consonant ("stopped" -> "stop") and then
-// trims like trimE.
+// trims like trimE (embedStem).
 func trimDouble(w string) string {
 	n := len(w)
 	if n > 2 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouls", rune(w[n-1])) {
@@ -363,8 +431,7 @@ func trimDouble(w string) string {
 	return trimE(w)
 }
 
-// trimE drops a final e and turns a final y into i, so "love", "loves" and
-// "loved" share "lov", and "comedy" and "comedies" share "comedi".
+// trimE drops a final e and turns a final y into i (embedStem).
 func trimE(w string) string {
 	switch {
 	case len(w) > 3 && strings.HasSuffix(w, "e") && !strings.HasSuffix(w, "ee"):
