@@ -1,0 +1,82 @@
+// Package postgres is Memento's store on PostgreSQL, for several stateless
+// `memento serve` processes sharing one database: users, threads,
+// messages, summaries, events, attribute memories with their history,
+// recall's keyword index and change log, and the background job queue
+// (River, github.com/riverqueue/river, through its pgx v5 driver
+// riverpgxv5). *DB implements memento.UserService, MessageLog,
+// ThreadService, EventService, TitleService, MemoryService, MemoryWriter,
+// RecallStore, RecallCorpus, ProfileService, ProfileModelService,
+// PreferenceService, Queue and Pinger with the semantics of package
+// sqlite, and the rest of what the engine uses of *sqlite.DB (export and
+// import, graph checkpoints, vector back-fill, recall change pruning, the
+// snapshot write-behind's change scan, the pipeline's catch-up reads). It
+// passes every part of the conformance suite of package storetest
+// (postgres_test.go).
+//
+// # How data flows
+//
+// Every write of a user's data runs one transaction (userTx) whose first
+// statement takes the user's transaction-level advisory lock
+// (pg_advisory_xact_lock of a hash of tenant and user). It creates the
+// tenant, user and thread rows as needed, inserts the rows, indexes new
+// text for keyword search, and inserts the background jobs for the new
+// rows into River's river_job with InsertManyTx on the same pgx.Tx, so a
+// message and its jobs commit together or not at all. The lock serialises
+// a user's writes across every process on the database: two turns on one
+// thread both land, one after the other, with consecutive sequence
+// numbers; a turn saved with CheckSeq from a stale state is refused with
+// ECONFLICT (the agent retries the whole turn). Users do not wait for one
+// another.
+//
+// # Queue
+//
+// Jobs carry {"tenant", "user", "payload"} as their args, as in package
+// sqlite, so DeleteUser deletes a user's jobs in the transaction that
+// deletes the user. A started queue is a River client: River fetches jobs
+// with FOR UPDATE SKIP LOCKED, so any number of processes may run queues
+// on one database and each job is run by one of them; inserts wake every
+// queue through LISTEN/NOTIFY (scoped by Options.Schema), and each polls
+// every Options.PollInterval besides. Each started queue holds a lease in
+// queue_processes (lease.go), renewed every fifth of Options.QueueLease
+// (15s): the running jobs of a process whose lease expired, a server that
+// died mid-job, are made available to the other queues within about one
+// lease, with the death recorded among the job's errors. Options.MaxConns
+// bounds each process's pool; River's notifier holds one connection of it
+// while the queue runs.
+//
+// # Keyword search and vectors
+//
+// See search.go: the terms of package fulltext are stored per document
+// and BM25 is computed in SQL exactly as SQLite's FTS5 bm25() computes it
+// over the SQLite store's tables, so both stores rank alike. pgvector is
+// not assumed: embeddings are stored as little-endian float32 bytes and
+// returned with the bounded candidate sets (memento.CandidateQuery), over
+// which recall computes similarity in Go.
+//
+// # Recall change log
+//
+// See recall.go: triggers log every change of a memory or message; one
+// user's changes are numbered in commit order thanks to the user lock, so
+// a warm index on any process reads every change of another process the
+// next time it asks (RecallDocs), with no further delay.
+//
+// # Tables
+//
+// migrations/NNNN_what.sql, applied in order at Open in their own
+// transactions under an advisory lock (processes may start at once) and
+// recorded in schema_migrations; River's migrations follow through
+// rivermigrate. Times are BIGINT nanoseconds since the Unix epoch, as in
+// SQLite, so times survive to the nanosecond and a copy between the stores
+// is exact.
+//
+// # Not yet here
+//
+// The bulk loader (sqlite.Bulk) and SearchMessages (the search of one
+// user's messages through SQLite's messages_fts) have no PostgreSQL
+// counterpart yet.
+//
+// # Tests
+//
+// The tests run when MEMENTO_TEST_POSTGRES names a database (CI sets it);
+// each opens its store in a schema of its own, dropped afterwards.
+package postgres

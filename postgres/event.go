@@ -1,0 +1,132 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memento-ai/memento"
+)
+
+// checkEvents validates events before anything is written, naming the
+// index of the first bad one; Value follows memento.Event's contract.
+func checkEvents(events []memento.Event) error {
+	for i, e := range events {
+		switch {
+		case !e.Type.Valid():
+			return memento.Errorf(memento.EINVALID, "events[%d].type must be one of %v, got %q", i, memento.EventTypes, e.Type)
+		case e.TitleID == "":
+			return memento.Errorf(memento.EINVALID, "events[%d].title is required", i)
+		}
+		if err := memento.CheckID(fmt.Sprintf("events[%d].title", i), e.TitleID); err != nil {
+			return err
+		}
+		if err := memento.CheckOptionalID(fmt.Sprintf("events[%d].id", i), e.ID); err != nil {
+			return err
+		}
+		if err := memento.CheckTime(fmt.Sprintf("events[%d].at", i), e.At); err != nil {
+			return err
+		}
+		switch e.Type {
+		case memento.EventRated:
+			if e.Value == nil || *e.Value < 0.5 || *e.Value > 5 {
+				return memento.Errorf(memento.EINVALID, "events[%d].value must be a rating from 0.5 to 5 for %q", i, e.Type)
+			}
+		case memento.EventAbandoned:
+			if e.Value != nil && (*e.Value < 0 || *e.Value > 1) {
+				return memento.Errorf(memento.EINVALID, "events[%d].value must be the fraction watched, from 0 to 1, for %q", i, e.Type)
+			}
+		default:
+			if e.Value != nil {
+				return memento.Errorf(memento.EINVALID, "events[%d].value must be empty for %q", i, e.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// AddEvents stores events, creating the user as needed, and in the same
+// transaction the jobs jobsFor returns for each new one. An event whose id
+// is already stored for the user is skipped. Errors: EINVALID.
+func (db *DB) AddEvents(ctx context.Context, s memento.Scope, events []memento.Event, jobsFor func(memento.Event) []memento.JobRequest) (int, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkEvents(events); err != nil {
+		return 0, err
+	}
+	var inserted int
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		var err error
+		inserted, err = db.insertEvents(ctx, tx, s, events, jobsFor)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("add events: %w", err)
+	}
+	return inserted, nil
+}
+
+// insertEvents stores events of a user that exists, and the jobs of each
+// new one, in tx. It returns how many were new.
+func (db *DB) insertEvents(ctx context.Context, tx pgx.Tx, s memento.Scope, events []memento.Event, jobsFor func(memento.Event) []memento.JobRequest) (int, error) {
+	inserted := 0
+	now := db.now()
+	var jobs []memento.JobRequest
+	for _, e := range events {
+		if e.ID == "" {
+			e.ID = newID("evt_")
+		}
+		if e.At.IsZero() {
+			e.At = now
+		}
+		e.Tenant, e.User, e.At, e.CreatedAt = s.Tenant, s.User, e.At.UTC(), now
+		tag, err := tx.Exec(ctx, `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, user_id, id) DO NOTHING`,
+			e.Tenant, e.User, e.ID, string(e.Type), e.TitleID, e.Value, nanos(e.At), nanos(e.CreatedAt))
+		if err != nil {
+			return 0, fmt.Errorf("insert event %s: %w", e.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			continue
+		}
+		inserted++
+		if jobsFor != nil {
+			jobs = append(jobs, jobsFor(e)...)
+		}
+	}
+	if err := db.insertJobs(ctx, tx, s, jobs); err != nil {
+		return 0, err
+	}
+	return inserted, nil
+}
+
+// Events lists a user's events in the order they happened.
+func (db *DB) Events(ctx context.Context, s memento.Scope) ([]memento.Event, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.pool.Query(ctx, `SELECT id, type, title_id, value, at, created_at FROM events
+		WHERE tenant_id = $1 AND user_id = $2 ORDER BY at, pk`, s.Tenant, s.User)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	out, err := collect(rows, func(r pgx.Rows) (memento.Event, error) {
+		e := memento.Event{Tenant: s.Tenant, User: s.User}
+		var typ string
+		var at, created int64
+		err := r.Scan(&e.ID, &typ, &e.TitleID, &e.Value, &at, &created)
+		e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	return out, nil
+}

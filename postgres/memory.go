@@ -1,0 +1,594 @@
+package postgres
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memento-ai/memento"
+)
+
+const memoryColumns = `id, kind, attribute, mode, value, valid_from, valid_to, sources, thread_id, run_id, created_at, updated_at`
+
+// prefixed puts p before every column of a column list.
+func prefixed(p, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i := range parts {
+		parts[i] = p + parts[i]
+	}
+	return strings.Join(parts, ", ")
+}
+
+func scanMemoryRow(r pgx.Row, extra ...any) (memento.Memory, error) {
+	var m memento.Memory
+	var from, created, updated int64
+	var to *int64
+	var sources []byte
+	dest := append([]any{&m.ID, &m.Kind, &m.Attribute, &m.Mode, &m.Value, &from, &to, &sources, &m.Thread, &m.RunID, &created, &updated}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return m, err
+	}
+	m.ValidFrom, m.CreatedAt, m.UpdatedAt = fromNanos(from), fromNanos(created), fromNanos(updated)
+	if to != nil {
+		t := fromNanos(*to)
+		m.ValidTo = &t
+	}
+	if err := json.Unmarshal(sources, &m.Sources); err != nil {
+		return m, fmt.Errorf("decode sources of memory %s: %w", m.ID, err)
+	}
+	if m.Sources == nil {
+		m.Sources = []string{}
+	}
+	return m, nil
+}
+
+// vectorBytes encodes a vector as little-endian float32s, as package
+// sqlite stores it; nil stays nil.
+func vectorBytes(v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func vectorFrom(b []byte) []float32 {
+	if len(b) == 0 || len(b)%4 != 0 {
+		return nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func checkMemoryID(id string) error {
+	if strings.TrimSpace(id) == "" {
+		return memento.Errorf(memento.EINVALID, "memory id is required")
+	}
+	return memento.CheckID("memory id", id)
+}
+
+// Memories lists a user's memories matching f: semantic values before
+// episodes, by attribute, each oldest first. Errors: EINVALID.
+func (db *DB) Memories(ctx context.Context, s memento.Scope, f memento.MemoryFilter) ([]memento.Memory, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	where := []string{"tenant_id = $1", "user_id = $2"}
+	args := []any{s.Tenant, s.User}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Mode != "" {
+		add("mode = $%d", f.Mode)
+	}
+	if !f.All {
+		where = append(where, "valid_to IS NULL")
+	}
+	if f.Kind != "" {
+		add("kind = $%d", f.Kind)
+	}
+	if f.Attribute != "" {
+		add("attribute = upper($%d)", f.Attribute)
+	}
+	if f.Thread != "" {
+		add("thread_id = $%d", f.Thread)
+	}
+	var lim any
+	if f.Limit > 0 {
+		lim = f.Limit
+	}
+	args = append(args, lim)
+	rows, err := db.pool.Query(ctx, `SELECT `+memoryColumns+` FROM memories WHERE `+strings.Join(where, " AND ")+
+		fmt.Sprintf(` ORDER BY mode DESC, attribute COLLATE "C", valid_from, pk LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("list memories: %w", err)
+	}
+	out, err := collect(rows, func(r pgx.Rows) (memento.Memory, error) { return scanMemoryRow(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list memories: %w", err)
+	}
+	return out, nil
+}
+
+// Memory returns one memory with its embedding. Errors: ENOTFOUND.
+func (db *DB) Memory(ctx context.Context, s memento.Scope, id string) (*memento.Memory, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMemoryID(id); err != nil {
+		return nil, err
+	}
+	m, err := loadMemory(ctx, db.pool, s, id, false)
+	if err != nil {
+		return nil, fmt.Errorf("read memory %s: %w", id, err)
+	}
+	return &m, nil
+}
+
+// loadMemory reads a memory (FOR UPDATE of its row when lock is set); a
+// missing one is ENOTFOUND.
+func loadMemory(ctx context.Context, q querier, s memento.Scope, id string, lock bool) (memento.Memory, error) {
+	var embedder string
+	var emb []byte
+	forUpdate := ""
+	if lock {
+		forUpdate = " FOR UPDATE OF m"
+	}
+	m, err := scanMemoryRow(q.QueryRow(ctx, `SELECT `+prefixed("m.", memoryColumns)+`, coalesce(v.embedder, ''), v.embedding
+		FROM memories AS m LEFT JOIN memory_vectors AS v ON v.memory_pk = m.pk
+		WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = $3`+forUpdate, s.Tenant, s.User, id), &embedder, &emb)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, memento.Errorf(memento.ENOTFOUND, "memory %q not found", id)
+	} else if err != nil {
+		return m, err
+	}
+	m.Embedder, m.Vector = embedder, vectorFrom(emb)
+	return m, nil
+}
+
+// MemoryHistory returns every version of the memory's attribute value,
+// newest first (an episode alone). Errors: ENOTFOUND.
+func (db *DB) MemoryHistory(ctx context.Context, s memento.Scope, id string) ([]memento.Memory, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMemoryID(id); err != nil {
+		return nil, err
+	}
+	var out []memento.Memory
+	err = db.readTx(ctx, func(tx pgx.Tx) error {
+		m, err := loadMemory(ctx, tx, s, id, false)
+		if err != nil {
+			return err
+		}
+		m.Vector, m.Embedder = nil, ""
+		if m.Mode != memento.ModeSemantic {
+			out = []memento.Memory{m}
+			return nil
+		}
+		rows, err := tx.Query(ctx, `SELECT `+memoryColumns+` FROM memories
+			WHERE tenant_id = $1 AND user_id = $2 AND attribute = $3 AND mode = 'semantic'
+			ORDER BY valid_from DESC, pk DESC`, s.Tenant, s.User, m.Attribute)
+		if err != nil {
+			return err
+		}
+		out, err = collect(rows, func(r pgx.Rows) (memento.Memory, error) { return scanMemoryRow(r) })
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("history of memory %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// UpdateMemory changes a memory's value. A current semantic value keeps
+// its id and its validity starts now; the old value is kept as a closed
+// version. The embedding is cleared, since it described the old value.
+// Errors: ENOTFOUND, EINVALID, ECONFLICT for a superseded semantic value.
+func (db *DB) UpdateMemory(ctx context.Context, s memento.Scope, id string, u memento.MemoryUpdate) (*memento.Memory, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMemoryID(id); err != nil {
+		return nil, err
+	}
+	value := strings.TrimSpace(u.Value)
+	if value == "" {
+		return nil, memento.Errorf(memento.EINVALID, "value must not be empty")
+	}
+	var out memento.Memory
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		m, err := loadMemory(ctx, tx, s, id, true)
+		if err != nil {
+			return err
+		}
+		now := db.now()
+		if m.Mode == memento.ModeSemantic {
+			if !m.Current() {
+				return memento.Errorf(memento.ECONFLICT, "memory %q was superseded; edit the current value of %s instead", id, m.Attribute)
+			}
+			if value == m.Value {
+				out = m
+				return nil
+			}
+			old := m
+			old.ID = newID("mem_")
+			old.ValidTo = &now
+			if old.ValidFrom.After(now) {
+				old.ValidFrom = now
+			}
+			old.Vector, old.Embedder = nil, ""
+			if _, err := tx.Exec(ctx, `UPDATE memories SET value = $1, valid_from = $2, updated_at = $2
+				WHERE tenant_id = $3 AND user_id = $4 AND id = $5`, value, nanos(now), s.Tenant, s.User, id); err != nil {
+				return fmt.Errorf("update memory: %w", err)
+			}
+			if _, err := insertMemory(ctx, tx, s, old, now); err != nil {
+				return err
+			}
+			m.Value, m.ValidFrom = value, now
+		} else {
+			if _, err := tx.Exec(ctx, `UPDATE memories SET value = $1, updated_at = $2
+				WHERE tenant_id = $3 AND user_id = $4 AND id = $5`, value, nanos(now), s.Tenant, s.User, id); err != nil {
+				return fmt.Errorf("update memory: %w", err)
+			}
+			m.Value = value
+		}
+		var pk int64
+		if err := tx.QueryRow(ctx, `SELECT pk FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3`, s.Tenant, s.User, id).Scan(&pk); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM memory_vectors WHERE memory_pk = $1`, pk); err != nil {
+			return fmt.Errorf("drop the old vector: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM memory_search WHERE pk = $1`, pk); err != nil {
+			return fmt.Errorf("unindex the old value: %w", err)
+		}
+		if err := indexMemory(ctx, tx, s, pk, m.Attribute, m.Value); err != nil {
+			return err
+		}
+		m.UpdatedAt, m.Vector, m.Embedder = now, nil, ""
+		out = m
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update memory %s: %w", id, err)
+	}
+	out.Vector, out.Embedder = nil, ""
+	return &out, nil
+}
+
+// DeleteMemory forgets a memory and, for a semantic value, the versions
+// of its attribute it superseded. Errors: ENOTFOUND.
+func (db *DB) DeleteMemory(ctx context.Context, s memento.Scope, id string) error {
+	s, err := checkScope(s)
+	if err != nil {
+		return err
+	}
+	if err := checkMemoryID(id); err != nil {
+		return err
+	}
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		m, err := loadMemory(ctx, tx, s, id, true)
+		if err != nil {
+			return err
+		}
+		if m.Mode == memento.ModeSemantic {
+			if _, err := tx.Exec(ctx, `DELETE FROM memories WHERE tenant_id = $1 AND user_id = $2 AND attribute = $3
+				AND mode = 'semantic' AND valid_to IS NOT NULL AND valid_to <= $4`, s.Tenant, s.User, m.Attribute, nanos(m.ValidFrom)); err != nil {
+				return fmt.Errorf("delete superseded versions: %w", err)
+			}
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM memories WHERE tenant_id = $1 AND user_id = $2 AND id = $3`, s.Tenant, s.User, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete memory %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetMemoryMode overrides the mode of an attribute for the user ("*" for
+// every attribute); an empty mode removes the override. Errors: EINVALID.
+func (db *DB) SetMemoryMode(ctx context.Context, s memento.Scope, attribute, mode string) error {
+	s, err := checkScope(s)
+	if err != nil {
+		return err
+	}
+	attribute = strings.ToUpper(strings.TrimSpace(attribute))
+	if attribute == "" || len(attribute) > memento.MaxIDLen {
+		return memento.Errorf(memento.EINVALID, "attribute must be a name of at most %d bytes, or * for all", memento.MaxIDLen)
+	}
+	if mode != "" && !memento.ValidMode(mode) {
+		return memento.Errorf(memento.EINVALID, "mode must be %q or %q (or empty to remove the override), got %q", memento.ModeSemantic, memento.ModeEpisodic, mode)
+	}
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		if mode == "" {
+			_, err := tx.Exec(ctx, `DELETE FROM memory_modes WHERE tenant_id = $1 AND user_id = $2 AND attribute = $3`, s.Tenant, s.User, attribute)
+			return err
+		}
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO memory_modes (tenant_id, user_id, attribute, mode) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (tenant_id, user_id, attribute) DO UPDATE SET mode = excluded.mode`, s.Tenant, s.User, attribute, mode)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set memory mode of %s: %w", attribute, err)
+	}
+	return nil
+}
+
+// MemoryModes returns the user's mode overrides by attribute.
+func (db *DB) MemoryModes(ctx context.Context, s memento.Scope) (map[string]string, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.pool.Query(ctx, `SELECT attribute, mode FROM memory_modes WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User)
+	if err != nil {
+		return nil, fmt.Errorf("read memory modes: %w", err)
+	}
+	defer rows.Close()
+	modes := map[string]string{}
+	for rows.Next() {
+		var a, m string
+		if err := rows.Scan(&a, &m); err != nil {
+			return nil, fmt.Errorf("read memory modes: %w", err)
+		}
+		modes[a] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read memory modes: %w", err)
+	}
+	return modes, nil
+}
+
+// insertMemory inserts m for the user, with its embedding if it has one,
+// and indexes a current memory for keyword search. It returns the row key.
+func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Memory, now time.Time) (int64, error) {
+	sources := m.Sources
+	if sources == nil {
+		sources = []string{}
+	}
+	src, err := json.Marshal(sources)
+	if err != nil {
+		return 0, fmt.Errorf("encode sources of memory %s: %w", m.ID, err)
+	}
+	var to *int64
+	if m.ValidTo != nil {
+		v := nanos(*m.ValidTo)
+		to = &v
+	}
+	created, updated := m.CreatedAt, m.UpdatedAt
+	if created.IsZero() {
+		created = now
+	}
+	if updated.IsZero() {
+		updated = now
+	}
+	attribute := strings.ToUpper(m.Attribute)
+	var pk int64
+	// A savepoint, so a conflict leaves the transaction usable for the
+	// caller that skips it (ImportUser).
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	err = sp.QueryRow(ctx, `INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
+			sources, thread_id, run_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING pk`,
+		s.Tenant, s.User, m.ID, memento.KindOf(m.Mode), attribute, m.Mode, m.Value, nanos(m.ValidFrom), to,
+		string(src), m.Thread, m.RunID, nanos(created), nanos(updated)).Scan(&pk)
+	if err != nil {
+		_ = sp.Rollback(ctx)
+		if isUniqueViolation(err) {
+			return 0, memento.WrapError(memento.ECONFLICT, err, "memory %q conflicts with a stored one (same id, or a second current value of %s)", m.ID, m.Attribute)
+		}
+		return 0, fmt.Errorf("insert memory %s: %w", m.ID, err)
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return 0, err
+	}
+	if m.Vector != nil && m.Embedder != "" {
+		if _, err := tx.Exec(ctx, `INSERT INTO memory_vectors (memory_pk, embedder, embedding) VALUES ($1, $2, $3)`,
+			pk, m.Embedder, vectorBytes(m.Vector)); err != nil {
+			return 0, fmt.Errorf("insert vector of memory %s: %w", m.ID, err)
+		}
+	}
+	if m.ValidTo == nil {
+		if err := indexMemory(ctx, tx, s, pk, attribute, m.Value); err != nil {
+			return 0, err
+		}
+	}
+	return pk, nil
+}
+
+// checkMemoryWrite validates a pipeline write before anything is stored.
+func checkMemoryWrite(w memento.MemoryWrite) error {
+	if w.Message.ID == "" {
+		return memento.Errorf(memento.EINVALID, "the write names no message")
+	}
+	for i, m := range w.Insert {
+		if err := memento.CheckID(fmt.Sprintf("insert[%d]: memory id", i), m.ID); err != nil {
+			return err
+		}
+		if err := m.CheckTimes(fmt.Sprintf("insert[%d]: memory", i)); err != nil {
+			return err
+		}
+		switch {
+		case !memento.ValidMode(m.Mode):
+			return memento.Errorf(memento.EINVALID, "insert[%d]: mode must be %q or %q, got %q", i, memento.ModeSemantic, memento.ModeEpisodic, m.Mode)
+		case strings.TrimSpace(m.Attribute) == "":
+			return memento.Errorf(memento.EINVALID, "insert[%d]: attribute is required", i)
+		case strings.TrimSpace(m.Value) == "":
+			return memento.Errorf(memento.EINVALID, "insert[%d]: value must not be empty", i)
+		case m.ValidFrom.IsZero():
+			return memento.Errorf(memento.EINVALID, "insert[%d]: validFrom is required", i)
+		}
+	}
+	return nil
+}
+
+// WriteMemories stores everything one pipeline run wrote in one
+// transaction, as package sqlite does: base values checked (ECONFLICT),
+// superseded values closed at the message's time, new memories inserted,
+// the run recorded, the message's embedding stored and the run's graph
+// checkpoint deleted. A message whose run is recorded already is left
+// alone and false is returned. Errors: ECONFLICT, EINVALID, ENOTFOUND
+// when the message is gone.
+func (db *DB) WriteMemories(ctx context.Context, s memento.Scope, w memento.MemoryWrite) (bool, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return false, err
+	}
+	if err := checkMemoryWrite(w); err != nil {
+		return false, err
+	}
+	report, err := json.Marshal(w.Run)
+	if err != nil {
+		return false, fmt.Errorf("write memories of %s: encode run: %w", w.Message.ID, err)
+	}
+	written := false
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		written = false
+		var msgPK, at int64
+		var thread string
+		err := tx.QueryRow(ctx, `SELECT pk, thread_id, at FROM messages WHERE tenant_id = $1 AND user_id = $2 AND id = $3`,
+			s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return memento.Errorf(memento.ENOTFOUND, "message %q not found", w.Message.ID)
+		} else if err != nil {
+			return fmt.Errorf("look up message: %w", err)
+		}
+		var done bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memory_runs WHERE tenant_id = $1 AND user_id = $2 AND message_id = $3)`,
+			s.Tenant, s.User, w.Message.ID).Scan(&done); err != nil {
+			return fmt.Errorf("look up run: %w", err)
+		}
+		if done {
+			return nil
+		}
+		for attr, base := range w.Base {
+			var cur memento.MemoryBase
+			err := tx.QueryRow(ctx, `SELECT id, value FROM memories WHERE tenant_id = $1 AND user_id = $2 AND attribute = $3
+				AND mode = 'semantic' AND valid_to IS NULL`, s.Tenant, s.User, strings.ToUpper(attr)).Scan(&cur.ID, &cur.Value)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("read current %s: %w", attr, err)
+			}
+			if cur != base {
+				return memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr)
+			}
+		}
+		now := db.now()
+		for _, c := range w.Close {
+			tag, err := tx.Exec(ctx, `UPDATE memories SET valid_to = greatest(valid_from, $1), updated_at = $2
+				WHERE tenant_id = $3 AND user_id = $4 AND id = $5 AND valid_to IS NULL`, at, nanos(now), s.Tenant, s.User, c.ID)
+			if err != nil {
+				return fmt.Errorf("close memory %s: %w", c.ID, err)
+			}
+			if tag.RowsAffected() != 1 {
+				return memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
+			}
+		}
+		for _, m := range w.Insert {
+			if m.Thread == "" {
+				m.Thread = thread
+			}
+			if _, err := insertMemory(ctx, tx, s, m, now); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, string(report), nanos(now)); err != nil {
+			return fmt.Errorf("record run: %w", err)
+		}
+		if w.Vector != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES ($1, $2, $3)
+				ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
+				msgPK, w.Embedder, vectorBytes(w.Vector)); err != nil {
+				return fmt.Errorf("store message vector: %w", err)
+			}
+		}
+		if w.Checkpoint != "" {
+			if _, err := tx.Exec(ctx, `DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, w.Checkpoint); err != nil {
+				return fmt.Errorf("delete checkpoint: %w", err)
+			}
+		}
+		written = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("write memories of message %s: %w", w.Message.ID, err)
+	}
+	return written, nil
+}
+
+// MemoryRun returns the trace of the pipeline run over a message.
+// Errors: ENOTFOUND.
+func (db *DB) MemoryRun(ctx context.Context, s memento.Scope, message string) (*memento.MemoryRun, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	var report []byte
+	err = db.pool.QueryRow(ctx, `SELECT report FROM memory_runs WHERE tenant_id = $1 AND user_id = $2 AND message_id = $3`,
+		s.Tenant, s.User, message).Scan(&report)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, memento.Errorf(memento.ENOTFOUND, "no run over message %q: it was not processed (yet)", message)
+	} else if err != nil {
+		return nil, fmt.Errorf("read run of %s: %w", message, err)
+	}
+	var r memento.MemoryRun
+	if err := json.Unmarshal(report, &r); err != nil {
+		return nil, fmt.Errorf("decode run of %s: %w", message, err)
+	}
+	return &r, nil
+}
+
+// MemoryRuns lists the user's runs, newest first, at most limit (0: all).
+// Errors: EINVALID for a negative limit.
+func (db *DB) MemoryRuns(ctx context.Context, s memento.Scope, limit int) ([]memento.MemoryRun, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if limit < 0 {
+		return nil, memento.Errorf(memento.EINVALID, "limit must not be negative, got %d", limit)
+	}
+	var lim any
+	if limit > 0 {
+		lim = limit
+	}
+	rows, err := db.pool.Query(ctx, `SELECT report FROM memory_runs WHERE tenant_id = $1 AND user_id = $2
+		ORDER BY finished_at DESC, message_id DESC LIMIT $3`, s.Tenant, s.User, lim)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	out, err := collect(rows, scanRun)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,8 @@
+-- 0003: the emotion a user's message expresses (SQLite 0012): one of the
+-- seven labels and the classifier's confidence, tagged when the message
+-- is written. NULL for the agent's messages and for messages stored
+-- before emotions were tagged.
+ALTER TABLE messages ADD COLUMN emotion TEXT
+    CHECK (emotion IS NULL OR emotion IN ('joy', 'sadness', 'anger', 'fear', 'surprise', 'disgust', 'neutral'));
+ALTER TABLE messages ADD COLUMN emotion_confidence DOUBLE PRECISION
+    CHECK (emotion_confidence IS NULL OR (emotion_confidence >= 0 AND emotion_confidence <= 1));

@@ -1,0 +1,535 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memento-ai/memento"
+)
+
+var _ memento.PreferenceService = (*DB)(nil)
+
+// prefClusterStale is how long a pending clustering job may stay pending
+// before a change enqueues another one (as in package sqlite).
+const prefClusterStale = 10 * time.Minute
+
+// maxConceptLen bounds a preference concept.
+const maxConceptLen = 200
+
+const prefColumns = `p.id, p.concept, p.kind, p.weight, p.evidence, p.sources, p.embedder, p.vector,
+	p.first_seen, p.last_seen,
+	(SELECT min(m.cluster_id COLLATE "C") FROM preference_cluster_members m
+	 WHERE m.tenant_id = p.tenant_id AND m.user_id = p.user_id AND m.preference_id = p.id)`
+
+func scanPreference(r pgx.Row) (memento.Preference, error) {
+	var p memento.Preference
+	var sources, blob []byte
+	var first, last int64
+	if err := r.Scan(&p.ID, &p.Concept, &p.Kind, &p.Weight, &p.Evidence, &sources, &p.Embedder, &blob, &first, &last, &p.Cluster); err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(sources, &p.Sources); err != nil {
+		return p, fmt.Errorf("decode sources of preference %s: %w", p.ID, err)
+	}
+	if p.Sources == nil {
+		p.Sources = []string{}
+	}
+	p.Vector = vectorFrom(blob)
+	if p.Vector == nil && len(blob) == 0 {
+		p.Vector = []float32{}
+	}
+	p.FirstSeen, p.LastSeen = fromNanos(first), fromNanos(last)
+	return p, nil
+}
+
+func checkPreference(p memento.Preference) error {
+	switch {
+	case strings.TrimSpace(p.Concept) == "":
+		return memento.Errorf(memento.EINVALID, "preference concept must not be empty")
+	case len(p.Concept) > maxConceptLen:
+		return memento.Errorf(memento.EINVALID, "preference concept must be at most %d bytes, got %d", maxConceptLen, len(p.Concept))
+	case p.Kind != memento.KindTaste && p.Kind != memento.KindFact:
+		return memento.Errorf(memento.EINVALID, "preference kind must be %q or %q, got %q", memento.KindTaste, memento.KindFact, p.Kind)
+	case math.IsNaN(p.Weight) || math.IsInf(p.Weight, 0):
+		return memento.Errorf(memento.EINVALID, "preference weight must be a finite number")
+	case len(p.Vector) == 0 || p.Embedder == "":
+		return memento.Errorf(memento.EINVALID, "preference %q needs a vector and the id of its embedder", p.Concept)
+	}
+	return nil
+}
+
+// prefSourcesJSON encodes sources, keeping the newest MaxPreferenceSources.
+func prefSourcesJSON(sources []string) (string, error) {
+	if len(sources) > memento.MaxPreferenceSources {
+		sources = sources[len(sources)-memento.MaxPreferenceSources:]
+	}
+	if sources == nil {
+		sources = []string{}
+	}
+	b, err := json.Marshal(sources)
+	return string(b), err
+}
+
+// WritePreferences applies new evidence from one source in one
+// transaction: the source is recorded (nothing happens if it was applied
+// before), w.Merge sees the user's preferences of w.Embedder, and its
+// changes are written; a change bumps the user's version and requests
+// clustering. The user's lock (userTx) makes the read-merge-write atomic
+// across processes. Errors: EINVALID.
+func (db *DB) WritePreferences(ctx context.Context, s memento.Scope, w memento.PreferenceWrite) (*memento.PreferenceWriteResult, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if w.Merge == nil {
+		return nil, memento.Errorf(memento.EINVALID, "a preference write needs a merge function")
+	}
+	if len(w.Source) > memento.MaxIDLen {
+		return nil, memento.Errorf(memento.EINVALID, "preference source id must be at most %d bytes", memento.MaxIDLen)
+	}
+	var res *memento.PreferenceWriteResult
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		res = &memento.PreferenceWriteResult{}
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		now := db.now()
+		if w.Source != "" {
+			tag, err := tx.Exec(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
+				VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, s.Tenant, s.User, w.Source, nanos(now))
+			if err != nil {
+				return fmt.Errorf("record source: %w", err)
+			}
+			if tag.RowsAffected() == 0 {
+				return nil
+			}
+		}
+		res.Applied = true
+		current, err := queryPreferences(ctx, tx, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.embedder = $3`, s.Tenant, s.User, w.Embedder)
+		if err != nil {
+			return err
+		}
+		changes, err := w.Merge(current)
+		if err != nil {
+			return err
+		}
+		for _, p := range changes.Insert {
+			p.ID = newID("pref_")
+			if err := insertPreference(ctx, tx, s, p, now); err != nil {
+				return err
+			}
+			p.Cluster = nil
+			res.Inserted = append(res.Inserted, p)
+		}
+		for _, p := range changes.Update {
+			if err := updatePreference(ctx, tx, s, p, now); err != nil {
+				return err
+			}
+			res.Updated = append(res.Updated, p)
+		}
+		if !changes.Empty() {
+			return db.bumpPreferenceVersion(ctx, tx, s, now)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write preferences of %s/%s: %w", s.Tenant, s.User, err)
+	}
+	return res, nil
+}
+
+func insertPreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+	if err := checkPreference(p); err != nil {
+		return err
+	}
+	sources, err := prefSourcesJSON(p.Sources)
+	if err != nil {
+		return err
+	}
+	first, last := p.FirstSeen, p.LastSeen
+	if first.IsZero() {
+		first = now
+	}
+	if last.IsZero() {
+		last = first
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO preferences (tenant_id, user_id, id, concept, kind, weight, evidence, sources,
+			embedder, dim, vector, first_seen, last_seen, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)`,
+		s.Tenant, s.User, p.ID, p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources,
+		p.Embedder, len(p.Vector), vectorBytes(p.Vector), nanos(first.UTC()), nanos(last.UTC()), nanos(now))
+	if err != nil {
+		return fmt.Errorf("insert preference %q: %w", p.Concept, err)
+	}
+	return nil
+}
+
+func updatePreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+	if err := checkPreference(p); err != nil {
+		return err
+	}
+	sources, err := prefSourcesJSON(p.Sources)
+	if err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, `UPDATE preferences SET concept = $1, kind = $2, weight = $3, evidence = $4, sources = $5,
+			embedder = $6, dim = $7, vector = $8, first_seen = $9, last_seen = $10, updated_at = $11
+		WHERE tenant_id = $12 AND user_id = $13 AND id = $14`,
+		p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources, p.Embedder, len(p.Vector), vectorBytes(p.Vector),
+		nanos(p.FirstSeen.UTC()), nanos(p.LastSeen.UTC()), nanos(now), s.Tenant, s.User, p.ID)
+	if err != nil {
+		return fmt.Errorf("update preference %s: %w", p.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return memento.Errorf(memento.ENOTFOUND, "preference %q not found", p.ID)
+	}
+	return nil
+}
+
+// bumpPreferenceVersion counts a change to the user's preferences and
+// enqueues a clustering job unless one is pending (and not stale).
+func (db *DB) bumpPreferenceVersion(ctx context.Context, tx pgx.Tx, s memento.Scope, now time.Time) error {
+	var requested *int64
+	err := tx.QueryRow(ctx, `INSERT INTO preference_state (tenant_id, user_id, version) VALUES ($1, $2, 1)
+		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = preference_state.version + 1
+		RETURNING cluster_requested_at`, s.Tenant, s.User).Scan(&requested)
+	if err != nil {
+		return fmt.Errorf("bump preference version: %w", err)
+	}
+	if requested != nil && now.Sub(fromNanos(*requested)) < prefClusterStale {
+		return nil
+	}
+	return db.requestPreferenceClusters(ctx, tx, s, now)
+}
+
+func (db *DB) requestPreferenceClusters(ctx context.Context, tx pgx.Tx, s memento.Scope, now time.Time) error {
+	if _, err := tx.Exec(ctx, `UPDATE preference_state SET cluster_requested_at = $1 WHERE tenant_id = $2 AND user_id = $3`,
+		nanos(now), s.Tenant, s.User); err != nil {
+		return fmt.Errorf("mark clustering pending: %w", err)
+	}
+	return db.insertJobs(ctx, tx, s, []memento.JobRequest{{
+		Kind:    memento.JobPreferenceClusters,
+		Payload: memento.PreferenceClusterJob{Tenant: s.Tenant, User: s.User},
+	}})
+}
+
+// queryPreferences lists preferences p matching where, oldest first.
+func queryPreferences(ctx context.Context, q querier, where string, args ...any) ([]memento.Preference, error) {
+	rows, err := q.Query(ctx, `SELECT `+prefColumns+` FROM preferences p `+where+` ORDER BY p.first_seen, p.id COLLATE "C"`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list preferences: %w", err)
+	}
+	out, err := collect(rows, func(r pgx.Rows) (memento.Preference, error) { return scanPreference(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list preferences: %w", err)
+	}
+	return out, nil
+}
+
+// Preferences lists all of a user's preferences, oldest first, with their
+// cluster ids.
+func (db *DB) Preferences(ctx context.Context, s memento.Scope) ([]memento.Preference, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	return queryPreferences(ctx, db.pool, `WHERE p.tenant_id = $1 AND p.user_id = $2`, s.Tenant, s.User)
+}
+
+// PatchPreference edits one preference's concept (with its new vector)
+// and/or weight. Errors: ENOTFOUND, EINVALID.
+func (db *DB) PatchPreference(ctx context.Context, s memento.Scope, id string, p memento.PreferencePatch) (*memento.Preference, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	if p.Weight != nil && (math.IsNaN(*p.Weight) || math.IsInf(*p.Weight, 0)) {
+		return nil, memento.Errorf(memento.EINVALID, "weight must be a finite number")
+	}
+	var out memento.Preference
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		cur, err := queryPreferences(ctx, tx, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.id = $3`, s.Tenant, s.User, id)
+		if err != nil {
+			return err
+		}
+		if len(cur) == 0 {
+			return memento.Errorf(memento.ENOTFOUND, "preference %q not found", id)
+		}
+		out = cur[0]
+		now := db.now()
+		if p.Concept != nil {
+			out.Concept = strings.TrimSpace(*p.Concept)
+			out.Vector, out.Embedder = p.Vector, p.Embedder
+		}
+		if p.Weight != nil {
+			out.Weight = *p.Weight
+			out.LastSeen = p.At
+			if out.LastSeen.IsZero() {
+				out.LastSeen = now
+			}
+		}
+		if p.Concept == nil && p.Weight == nil {
+			return nil
+		}
+		if err := updatePreference(ctx, tx, s, out, now); err != nil {
+			return err
+		}
+		return db.bumpPreferenceVersion(ctx, tx, s, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("patch preference %s: %w", id, err)
+	}
+	return &out, nil
+}
+
+// DeletePreference forgets one preference (and its cluster memberships;
+// a cluster left without members goes too). Errors: ENOTFOUND.
+func (db *DB) DeletePreference(ctx context.Context, s memento.Scope, id string) error {
+	s, err := checkScope(s)
+	if err != nil {
+		return err
+	}
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM preferences WHERE tenant_id = $1 AND user_id = $2 AND id = $3`, s.Tenant, s.User, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return memento.Errorf(memento.ENOTFOUND, "preference %q not found", id)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM preference_clusters AS c WHERE c.tenant_id = $1 AND c.user_id = $2
+			AND NOT EXISTS (SELECT 1 FROM preference_cluster_members m
+				WHERE m.tenant_id = c.tenant_id AND m.user_id = c.user_id AND m.cluster_id = c.id)`, s.Tenant, s.User); err != nil {
+			return err
+		}
+		return db.bumpPreferenceVersion(ctx, tx, s, db.now())
+	})
+	if err != nil {
+		return fmt.Errorf("delete preference %s: %w", id, err)
+	}
+	return nil
+}
+
+// PreferenceVersion returns the user's version counters.
+func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.PreferenceVersion, error) {
+	var v memento.PreferenceVersion
+	s, err := checkScope(s)
+	if err != nil {
+		return v, err
+	}
+	err = db.pool.QueryRow(ctx, `SELECT version, clustered_version FROM preference_state WHERE tenant_id = $1 AND user_id = $2`,
+		s.Tenant, s.User).Scan(&v.Version, &v.Clustered)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, nil
+	} else if err != nil {
+		return v, fmt.Errorf("preference version: %w", err)
+	}
+	return v, nil
+}
+
+// SavePreferenceClusters replaces the user's clusters with clusters
+// computed from version; members that no longer exist are left out and a
+// cluster left empty is not stored. If the preferences changed since
+// version another clustering job is enqueued, else the pending one is
+// done. Errors: EINVALID, ENOTFOUND for an unknown user.
+func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, version int64, clusters []memento.PreferenceCluster) error {
+	s, err := checkScope(s)
+	if err != nil {
+		return err
+	}
+	for i, c := range clusters {
+		if c.ID == "" || len(c.ID) > memento.MaxIDLen {
+			return memento.Errorf(memento.EINVALID, "clusters[%d].id must be 1 to %d bytes", i, memento.MaxIDLen)
+		}
+		for j, m := range c.Members {
+			if m.Stance != memento.StanceSupport && m.Stance != memento.StanceOppose {
+				return memento.Errorf(memento.EINVALID, "clusters[%d].members[%d].stance must be %q or %q, got %q",
+					i, j, memento.StanceSupport, memento.StanceOppose, m.Stance)
+			}
+		}
+	}
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		var ok bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2)`, s.Tenant, s.User).Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
+			return memento.Errorf(memento.ENOTFOUND, "user %q not found", s.User)
+		}
+		now := db.now()
+		if _, err := tx.Exec(ctx, `DELETE FROM preference_clusters WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("delete old clusters: %w", err)
+		}
+		for _, c := range clusters {
+			if _, err := tx.Exec(ctx, `INSERT INTO preference_clusters (tenant_id, user_id, id, description, signature, version, created_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, c.ID, c.Description, c.Signature, version, nanos(now)); err != nil {
+				return fmt.Errorf("insert cluster %s: %w", c.ID, err)
+			}
+			kept := int64(0)
+			for pos, m := range c.Members {
+				tag, err := tx.Exec(ctx, `INSERT INTO preference_cluster_members (tenant_id, user_id, cluster_id, preference_id, stance, position)
+					SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM preferences WHERE tenant_id = $1 AND user_id = $2 AND id = $4)
+					ON CONFLICT DO NOTHING`, s.Tenant, s.User, c.ID, m.Preference, m.Stance, pos)
+				if err != nil {
+					return fmt.Errorf("insert member %s of cluster %s: %w", m.Preference, c.ID, err)
+				}
+				kept += tag.RowsAffected()
+			}
+			if kept == 0 {
+				if _, err := tx.Exec(ctx, `DELETE FROM preference_clusters WHERE tenant_id = $1 AND user_id = $2 AND id = $3`, s.Tenant, s.User, c.ID); err != nil {
+					return err
+				}
+			}
+		}
+		var current int64
+		err := tx.QueryRow(ctx, `INSERT INTO preference_state (tenant_id, user_id, clustered_version) VALUES ($1, $2, $3)
+			ON CONFLICT (tenant_id, user_id) DO UPDATE SET clustered_version = greatest(preference_state.clustered_version, $3)
+			RETURNING version`, s.Tenant, s.User, version).Scan(&current)
+		if err != nil {
+			return fmt.Errorf("record clustered version: %w", err)
+		}
+		if current > version {
+			return db.requestPreferenceClusters(ctx, tx, s, now)
+		}
+		_, err = tx.Exec(ctx, `UPDATE preference_state SET cluster_requested_at = NULL WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save preference clusters of %s/%s: %w", s.Tenant, s.User, err)
+	}
+	return nil
+}
+
+// PreferenceClusters lists the user's clusters by id, each with its
+// members in the order they were described.
+func (db *DB) PreferenceClusters(ctx context.Context, s memento.Scope) ([]memento.PreferenceCluster, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	out := []memento.PreferenceCluster{}
+	err = db.readTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id, description, signature, version, created_at FROM preference_clusters
+			WHERE tenant_id = $1 AND user_id = $2 ORDER BY id COLLATE "C"`, s.Tenant, s.User)
+		if err != nil {
+			return err
+		}
+		clusters, err := collect(rows, func(r pgx.Rows) (memento.PreferenceCluster, error) {
+			var c memento.PreferenceCluster
+			var created int64
+			err := r.Scan(&c.ID, &c.Description, &c.Signature, &c.Version, &created)
+			c.CreatedAt, c.Members = fromNanos(created), []memento.PreferenceClusterMember{}
+			return c, err
+		})
+		if err != nil {
+			return err
+		}
+		index := map[string]int{}
+		for i, c := range clusters {
+			index[c.ID] = i
+		}
+		out = clusters
+		rows, err = tx.Query(ctx, `SELECT m.cluster_id, m.preference_id, p.concept, m.stance
+			FROM preference_cluster_members m
+			JOIN preferences p ON p.tenant_id = m.tenant_id AND p.user_id = m.user_id AND p.id = m.preference_id
+			WHERE m.tenant_id = $1 AND m.user_id = $2 ORDER BY m.cluster_id COLLATE "C", m.position`, s.Tenant, s.User)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var cluster string
+			var m memento.PreferenceClusterMember
+			if err := rows.Scan(&cluster, &m.Preference, &m.Concept, &m.Stance); err != nil {
+				return err
+			}
+			if i, ok := index[cluster]; ok {
+				out[i].Members = append(out[i].Members, m)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list preference clusters of %s/%s: %w", s.Tenant, s.User, err)
+	}
+	return out, nil
+}
+
+// PreferenceSources lists the ids of the messages and events applied to
+// the user's preferences, in the order they were applied.
+func (db *DB) PreferenceSources(ctx context.Context, s memento.Scope) ([]string, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.pool.Query(ctx, `SELECT source_id FROM preference_sources
+		WHERE tenant_id = $1 AND user_id = $2 ORDER BY applied_at, source_id COLLATE "C"`, s.Tenant, s.User)
+	if err != nil {
+		return nil, fmt.Errorf("list preference sources: %w", err)
+	}
+	out, err := collect(rows, func(r pgx.Rows) (string, error) {
+		var id string
+		err := r.Scan(&id)
+		return id, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list preference sources: %w", err)
+	}
+	return out, nil
+}
+
+// RestorePreferences replaces the user's preferences (and with them their
+// clusters) and applied sources, keeping the given ids, and requests
+// clustering. Errors: EINVALID.
+func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []memento.Preference, sources []string) error {
+	s, err := checkScope(s)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, p := range prefs {
+		if p.ID == "" || len(p.ID) > memento.MaxIDLen || seen[p.ID] {
+			return memento.Errorf(memento.EINVALID, "preferences[%d].id must be a unique id of 1 to %d bytes", i, memento.MaxIDLen)
+		}
+		seen[p.ID] = true
+		if err := checkPreference(p); err != nil {
+			return err
+		}
+	}
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		now := db.now()
+		for _, q := range []string{`DELETE FROM preferences WHERE tenant_id = $1 AND user_id = $2`,
+			`DELETE FROM preference_clusters WHERE tenant_id = $1 AND user_id = $2`,
+			`DELETE FROM preference_sources WHERE tenant_id = $1 AND user_id = $2`} {
+			if _, err := tx.Exec(ctx, q, s.Tenant, s.User); err != nil {
+				return fmt.Errorf("clear preferences: %w", err)
+			}
+		}
+		for _, p := range prefs {
+			if err := insertPreference(ctx, tx, s, p, now); err != nil {
+				return err
+			}
+		}
+		for i, src := range sources {
+			if _, err := tx.Exec(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
+				VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, s.Tenant, s.User, src, nanos(now)+int64(i)); err != nil {
+				return fmt.Errorf("restore source %s: %w", src, err)
+			}
+		}
+		return db.bumpPreferenceVersion(ctx, tx, s, now)
+	})
+	if err != nil {
+		return fmt.Errorf("restore preferences of %s/%s: %w", s.Tenant, s.User, err)
+	}
+	return nil
+}

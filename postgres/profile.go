@@ -1,0 +1,488 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memento-ai/memento"
+)
+
+var (
+	_ memento.ProfileService      = (*DB)(nil)
+	_ memento.ProfileModelService = (*DB)(nil)
+)
+
+// profileKeyName is what a profile key may be called (as in package
+// sqlite): a letter, then letters, digits, '_', '-' or '.', at most 64.
+var profileKeyName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+
+// MaxProfileValueBytes bounds the JSON value of one user-set profile key.
+const MaxProfileValueBytes = 64 << 10
+
+func checkProfileKey(key string) error {
+	if !profileKeyName.MatchString(key) {
+		return memento.Errorf(memento.EINVALID, "profile key %q must start with a letter and hold at most 64 letters, digits, '_', '-' or '.'", key)
+	}
+	return nil
+}
+
+// Profile returns the user's profile, or an empty one at version 0.
+// Errors: EINVALID.
+func (db *DB) Profile(ctx context.Context, s memento.Scope) (*memento.Profile, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	var p *memento.Profile
+	err = db.readTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		p, err = readProfile(ctx, tx, s)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read profile of %s: %w", s.User, err)
+	}
+	return p, nil
+}
+
+func readProfile(ctx context.Context, tx pgx.Tx, s memento.Scope) (*memento.Profile, error) {
+	p := &memento.Profile{Tenant: s.Tenant, User: s.User, Keys: map[string]memento.ProfileEntry{}}
+	var updated int64
+	err := tx.QueryRow(ctx, `SELECT version, updated_at FROM profiles WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User).Scan(&p.Version, &updated)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, nil
+	} else if err != nil {
+		return nil, err
+	}
+	p.UpdatedAt = fromNanos(updated)
+	rows, err := tx.Query(ctx, `SELECT key, value, source, evidence, updated_at FROM profile_keys
+		WHERE tenant_id = $1 AND user_id = $2 ORDER BY key`, s.Tenant, s.User)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key, value string
+		var evidence []byte
+		var e memento.ProfileEntry
+		var at int64
+		if err := rows.Scan(&key, &value, &e.Source, &evidence, &at); err != nil {
+			return nil, err
+		}
+		e.Value, e.UpdatedAt = json.RawMessage(value), fromNanos(at)
+		if err := json.Unmarshal(evidence, &e.Evidence); err != nil {
+			return nil, fmt.Errorf("decode evidence of key %s: %w", key, err)
+		}
+		if e.Evidence == nil {
+			e.Evidence = []string{}
+		}
+		p.Keys[key] = e
+	}
+	return p, rows.Err()
+}
+
+// SaveLearned replaces the learned keys of the profile with keys, leaving
+// user-set keys alone; the version grows by one when anything changed.
+// Errors: EINVALID.
+func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]memento.ProfileEntry) (*memento.Profile, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if err := checkProfileKey(k); err != nil {
+			return nil, err
+		}
+		if !json.Valid(keys[k].Value) {
+			return nil, memento.Errorf(memento.EINVALID, "profile key %s: value is not valid JSON", k)
+		}
+	}
+	var out *memento.Profile
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		// As on SQLite: a user forgotten while the keys were learned is
+		// not brought back.
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM users WHERE tenant_id = $1 AND id = $2`, s.Tenant, s.User).Scan(&n); err != nil {
+			return fmt.Errorf("look up user %s: %w", s.User, err)
+		}
+		if n == 0 {
+			return memento.Errorf(memento.ENOTFOUND, "user %q does not exist (forgotten since its profile was learned)", s.User)
+		}
+		cur, err := readProfile(ctx, tx, s)
+		if err != nil {
+			return err
+		}
+		now := db.now()
+		changed := false
+		bump := func() error {
+			if changed {
+				return nil
+			}
+			changed = true
+			return bumpProfile(ctx, tx, s, cur.Version, now)
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			e := keys[k]
+			old, ok := cur.Keys[k]
+			if ok && old.Source == memento.ProfileUser {
+				continue
+			}
+			evidence := e.Evidence
+			if evidence == nil {
+				evidence = []string{}
+			}
+			if ok && bytes.Equal(compactJSON(old.Value), compactJSON(e.Value)) && slices.Equal(old.Evidence, evidence) {
+				continue
+			}
+			if err := bump(); err != nil {
+				return err
+			}
+			if err := putProfileKey(ctx, tx, s, k, e.Value, memento.ProfileLearned, evidence, now); err != nil {
+				return err
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(cur.Keys)) {
+			if _, keep := keys[k]; keep || cur.Keys[k].Source != memento.ProfileLearned {
+				continue
+			}
+			if err := bump(); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM profile_keys WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, k); err != nil {
+				return fmt.Errorf("delete key %s: %w", k, err)
+			}
+		}
+		if !changed {
+			out = cur
+			return nil
+		}
+		out, err = readProfile(ctx, tx, s)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("save learned profile of %s: %w", s.User, err)
+	}
+	return out, nil
+}
+
+// UpdateProfile changes the user-set keys of the profile. Errors:
+// EINVALID, ECONFLICT when IfVersion is stale.
+func (db *DB) UpdateProfile(ctx context.Context, s memento.Scope, u memento.ProfileUpdate) (*memento.Profile, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(u.Set)) {
+		if err := checkProfileKey(k); err != nil {
+			return nil, err
+		}
+		v := u.Set[k]
+		switch {
+		case !json.Valid(v):
+			return nil, memento.Errorf(memento.EINVALID, "profile key %s: value is not valid JSON", k)
+		case len(v) > MaxProfileValueBytes:
+			return nil, memento.Errorf(memento.EINVALID, "profile key %s: value is %d bytes, over the limit of %d", k, len(v), MaxProfileValueBytes)
+		case string(compactJSON(v)) == "null":
+			return nil, memento.Errorf(memento.EINVALID, "profile key %s: value must not be null; delete the key instead", k)
+		}
+	}
+	for _, k := range u.Delete {
+		if err := checkProfileKey(k); err != nil {
+			return nil, err
+		}
+		if _, both := u.Set[k]; both {
+			return nil, memento.Errorf(memento.EINVALID, "profile key %s is both set and deleted", k)
+		}
+	}
+	var out *memento.Profile
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		cur, err := readProfile(ctx, tx, s)
+		if err != nil {
+			return err
+		}
+		if u.IfVersion != nil && *u.IfVersion != cur.Version {
+			return memento.Errorf(memento.ECONFLICT, "the profile of %s is at version %d, not %d: read it again and retry", s.User, cur.Version, *u.IfVersion)
+		}
+		now := db.now()
+		if err := bumpProfile(ctx, tx, s, cur.Version, now); err != nil {
+			return err
+		}
+		for _, k := range slices.Sorted(maps.Keys(u.Set)) {
+			if err := putProfileKey(ctx, tx, s, k, compactJSON(u.Set[k]), memento.ProfileUser, []string{}, now); err != nil {
+				return err
+			}
+		}
+		remove := slices.Clone(u.Delete)
+		if u.Replace {
+			for k, e := range cur.Keys {
+				if _, set := u.Set[k]; !set && e.Source == memento.ProfileUser {
+					remove = append(remove, k)
+				}
+			}
+		}
+		for _, k := range remove {
+			if _, err := tx.Exec(ctx, `DELETE FROM profile_keys WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, k); err != nil {
+				return fmt.Errorf("delete key %s: %w", k, err)
+			}
+		}
+		out, err = readProfile(ctx, tx, s)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update profile of %s: %w", s.User, err)
+	}
+	return out, nil
+}
+
+// RestoreProfile writes p as the user's profile as it is (keys, sources,
+// evidence, times, version), replacing whatever the user had. Errors:
+// EINVALID.
+func (db *DB) RestoreProfile(ctx context.Context, s memento.Scope, p *memento.Profile) error {
+	s, err := checkScope(s)
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Keys)) {
+		if err := checkProfileKey(k); err != nil {
+			return err
+		}
+		e := p.Keys[k]
+		if !json.Valid(e.Value) {
+			return memento.Errorf(memento.EINVALID, "profile key %s: value is not valid JSON", k)
+		}
+		if e.Source != memento.ProfileLearned && e.Source != memento.ProfileUser {
+			return memento.Errorf(memento.EINVALID, "profile key %s: source must be %q or %q, got %q", k, memento.ProfileLearned, memento.ProfileUser, e.Source)
+		}
+	}
+	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM profiles WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("delete old profile: %w", err)
+		}
+		updated := p.UpdatedAt
+		if updated.IsZero() {
+			updated = db.now()
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO profiles (tenant_id, user_id, version, updated_at) VALUES ($1, $2, $3, $4)`,
+			s.Tenant, s.User, p.Version, nanos(updated)); err != nil {
+			return fmt.Errorf("insert profile: %w", err)
+		}
+		for _, k := range slices.Sorted(maps.Keys(p.Keys)) {
+			e := p.Keys[k]
+			at := e.UpdatedAt
+			if at.IsZero() {
+				at = updated
+			}
+			evidence := e.Evidence
+			if evidence == nil {
+				evidence = []string{}
+			}
+			if err := putProfileKey(ctx, tx, s, k, compactJSON(e.Value), e.Source, evidence, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("restore profile of %s: %w", s.User, err)
+	}
+	return nil
+}
+
+func bumpProfile(ctx context.Context, tx pgx.Tx, s memento.Scope, cur int64, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO profiles (tenant_id, user_id, version, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`,
+		s.Tenant, s.User, cur+1, nanos(now))
+	if err != nil {
+		return fmt.Errorf("bump profile version: %w", err)
+	}
+	return nil
+}
+
+func putProfileKey(ctx context.Context, tx pgx.Tx, s memento.Scope, key string, value json.RawMessage, source string, evidence []string, at time.Time) error {
+	ev, err := json.Marshal(evidence)
+	if err != nil {
+		return fmt.Errorf("encode evidence of %s: %w", key, err)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO profile_keys (tenant_id, user_id, key, value, source, evidence, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (tenant_id, user_id, key) DO UPDATE SET value = excluded.value, source = excluded.source,
+			evidence = excluded.evidence, updated_at = excluded.updated_at`,
+		s.Tenant, s.User, key, string(compactJSON(value)), source, string(ev), nanos(at))
+	if err != nil {
+		return fmt.Errorf("write key %s: %w", key, err)
+	}
+	return nil
+}
+
+// compactJSON returns v without insignificant space; invalid JSON is
+// returned as it is.
+func compactJSON(v json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return v
+	}
+	return b.Bytes()
+}
+
+// ProfileModel returns the named model of a tenant, or nil when there is
+// none.
+func (db *DB) ProfileModel(ctx context.Context, tenant, name string) (*memento.ProfileModel, error) {
+	if tenant == "" {
+		tenant = memento.DefaultTenant
+	}
+	m := &memento.ProfileModel{Tenant: tenant, Name: name}
+	err := db.pool.QueryRow(ctx, `SELECT version, events_mark, data FROM profile_models WHERE tenant_id = $1 AND name = $2`,
+		tenant, name).Scan(&m.Version, &m.EventsMark, &m.Data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read model %s/%s: %w", tenant, name, err)
+	}
+	return m, nil
+}
+
+// ProfileModelVersion returns the version of the named model, 0 when
+// there is none.
+func (db *DB) ProfileModelVersion(ctx context.Context, tenant, name string) (int64, error) {
+	if tenant == "" {
+		tenant = memento.DefaultTenant
+	}
+	var v int64
+	err := db.pool.QueryRow(ctx, `SELECT version FROM profile_models WHERE tenant_id = $1 AND name = $2`, tenant, name).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	} else if err != nil {
+		return 0, fmt.Errorf("read model version %s/%s: %w", tenant, name, err)
+	}
+	return v, nil
+}
+
+// SaveProfileModel stores a model and returns its new version (the
+// previous plus one, or m.Version with keepVersion). Two processes saving
+// one model at once are serialised by the row's lock. Errors: EINVALID.
+func (db *DB) SaveProfileModel(ctx context.Context, m memento.ProfileModel, keepVersion bool) (int64, error) {
+	if m.Tenant == "" {
+		m.Tenant = memento.DefaultTenant
+	}
+	if m.Name == "" {
+		return 0, memento.Errorf(memento.EINVALID, "model name is required")
+	}
+	var version int64
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		now := nanos(db.now())
+		if _, err := tx.Exec(ctx, `INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, m.Tenant, now); err != nil {
+			return fmt.Errorf("insert tenant: %w", err)
+		}
+		version = m.Version
+		if !keepVersion {
+			version = 1
+		}
+		data := m.Data
+		if data == nil {
+			data = []byte{}
+		}
+		return tx.QueryRow(ctx, `INSERT INTO profile_models (tenant_id, name, version, events_mark, data, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (tenant_id, name) DO UPDATE SET
+				version = CASE WHEN $7 THEN excluded.version ELSE profile_models.version + 1 END,
+				events_mark = excluded.events_mark, data = excluded.data, updated_at = excluded.updated_at
+			RETURNING version`, m.Tenant, m.Name, version, m.EventsMark, data, now, keepVersion).Scan(&version)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("save model %s/%s: %w", m.Tenant, m.Name, err)
+	}
+	return version, nil
+}
+
+// EventsMark returns a number that grows whenever an event is added to
+// the tenant (the largest event row number), 0 when it has none. Row
+// numbers come from a sequence, so with several writers a smaller one may
+// commit after a larger: a model learned at mark N may miss such an
+// event until the next event raises the mark again.
+func (db *DB) EventsMark(ctx context.Context, tenant string) (int64, error) {
+	if tenant == "" {
+		tenant = memento.DefaultTenant
+	}
+	var mark *int64
+	if err := db.pool.QueryRow(ctx, `SELECT max(pk) FROM events WHERE tenant_id = $1`, tenant).Scan(&mark); err != nil {
+		return 0, fmt.Errorf("events mark of %s: %w", tenant, err)
+	}
+	if mark == nil {
+		return 0, nil
+	}
+	return *mark, nil
+}
+
+// EachUserEvents calls fn with the events of every user of the tenant, one
+// user at a time in the order of their ids, within one snapshot, and
+// returns the EventsMark of that snapshot.
+func (db *DB) EachUserEvents(ctx context.Context, tenant string, fn func(user string, events []memento.Event) error) (int64, error) {
+	if tenant == "" {
+		tenant = memento.DefaultTenant
+	}
+	var mark int64
+	err := db.readTx(ctx, func(tx pgx.Tx) error {
+		var m *int64
+		if err := tx.QueryRow(ctx, `SELECT max(pk) FROM events WHERE tenant_id = $1`, tenant).Scan(&m); err != nil {
+			return err
+		}
+		if m != nil {
+			mark = *m
+		}
+		rows, err := tx.Query(ctx, `SELECT user_id, id, type, title_id, value, at FROM events
+			WHERE tenant_id = $1 ORDER BY user_id COLLATE "C", at, pk`, tenant)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var cur string
+		var batch []memento.Event
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			err := fn(cur, batch)
+			batch = batch[:0]
+			return err
+		}
+		for rows.Next() {
+			var e memento.Event
+			var typ string
+			var at int64
+			if err := rows.Scan(&e.User, &e.ID, &typ, &e.TitleID, &e.Value, &at); err != nil {
+				return err
+			}
+			if e.User != cur {
+				if err := flush(); err != nil {
+					return err
+				}
+				cur = e.User
+			}
+			e.Tenant, e.Type, e.At = tenant, memento.EventType(typ), fromNanos(at)
+			batch = append(batch, e)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return flush()
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read events of tenant %s: %w", tenant, err)
+	}
+	return mark, nil
+}
