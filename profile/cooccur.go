@@ -2,12 +2,11 @@ package profile
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
+	"strconv"
 
 	"github.com/memento-ai/memento"
 )
@@ -117,30 +116,16 @@ func (m *Model) popularityAt(i int32) float64 {
 	return math.Log1p(float64(m.seen[i])) / m.logMaxSn
 }
 
-// ModelBuilder learns a Model from users' events, one user at a time.
+// ModelBuilder learns a Model from users' events, one user at a time: a
+// full rebuild over Counts.
 type ModelBuilder struct {
-	opts  ModelOptions
-	index map[string]int32
-	ids   []string
-	seen  []int32
-	seqs  [][]int32
-	users int32
+	counts *Counts
+	n      int
 }
 
 // NewModelBuilder returns a builder with the given options.
 func NewModelBuilder(opts ModelOptions) *ModelBuilder {
-	return &ModelBuilder{opts: opts.withDefaults(), index: map[string]int32{}}
-}
-
-func (b *ModelBuilder) id(t string) int32 {
-	i, ok := b.index[t]
-	if !ok {
-		i = int32(len(b.ids))
-		b.index[t] = i
-		b.ids = append(b.ids, t)
-		b.seen = append(b.seen, 0)
-	}
-	return i
+	return &ModelBuilder{counts: NewCounts(opts)}
 }
 
 // Add learns from one user's events. The user's liked titles (positive
@@ -148,122 +133,12 @@ func (b *ModelBuilder) id(t string) int32 {
 // formed; titles close in that sequence count together. Every title the
 // user has seen counts once towards its popularity.
 func (b *ModelBuilder) Add(events []memento.Event) {
-	js := Judge(events)
-	if len(js) == 0 {
-		return
-	}
-	b.users++
-	var liked []Judgement
-	for _, j := range js {
-		if j.Seen {
-			b.seen[b.id(j.TitleID)]++
-		}
-		if j.Sentiment > 0 {
-			liked = append(liked, j)
-		}
-	}
-	if len(liked) == 0 {
-		return
-	}
-	slices.SortStableFunc(liked, byTime)
-	seq := make([]int32, len(liked))
-	for k, j := range liked {
-		seq[k] = b.id(j.TitleID)
-	}
-	b.seqs = append(b.seqs, seq)
+	b.n++
+	b.counts.Set(strconv.Itoa(b.n), events)
 }
 
-// Build computes the model. For each title i it sums, over the users who
-// liked i, exp(-d/Window) for every other title j they liked at distance
-// d <= MaxGap in their sequence, divides by likers(i)^Alpha *
-// likers(j)^(1-Alpha), and keeps the Neighbours best. Titles are numbered
-// in the order of their ids and ties broken by number, so equal events give
-// equal models.
-func (b *ModelBuilder) Build() *Model {
-	o := b.opts
-	n := len(b.ids)
-	// Renumber titles in id order.
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(b.ids[x], b.ids[y]) })
-	renum := make([]int32, n)
-	m := &Model{ids: make([]string, n), index: make(map[string]int32, n), seen: make([]int32, n), nbr: make([][]Neighbour, n), users: b.users}
-	for newI, old := range order {
-		renum[old] = int32(newI)
-		m.ids[newI] = b.ids[old]
-		m.index[b.ids[old]] = int32(newI)
-		m.seen[newI] = b.seen[old]
-		m.maxSeen = max(m.maxSeen, b.seen[old])
-	}
-	m.logMaxSn = math.Log1p(float64(m.maxSeen))
-
-	type occurrence struct{ user, pos int32 }
-	occ := make([][]occurrence, n)
-	likers := make([]float64, n)
-	seqs := make([][]int32, len(b.seqs))
-	for u, seq := range b.seqs {
-		s := make([]int32, len(seq))
-		for p, i := range seq {
-			s[p] = renum[i]
-			occ[s[p]] = append(occ[s[p]], occurrence{int32(u), int32(p)})
-			likers[s[p]]++
-		}
-		seqs[u] = s
-	}
-	decay := make([]float64, o.MaxGap+1)
-	for d := range decay {
-		decay[d] = math.Exp(-float64(d) / o.Window)
-	}
-	powA, powB := make([]float64, n), make([]float64, n)
-	for i, c := range likers {
-		powA[i], powB[i] = math.Pow(c, o.Alpha), math.Pow(c, 1-o.Alpha)
-	}
-	acc := make([]float64, n)
-	var touched []int32
-	for i := range n {
-		touched = touched[:0]
-		for _, oc := range occ[i] {
-			seq := seqs[oc.user]
-			p := int(oc.pos)
-			lo, hi := max(0, p-o.MaxGap), min(len(seq)-1, p+o.MaxGap)
-			for q := lo; q <= hi; q++ {
-				j := seq[q]
-				if q == p || j == int32(i) {
-					continue
-				}
-				if acc[j] == 0 {
-					touched = append(touched, j)
-				}
-				d := q - p
-				if d < 0 {
-					d = -d
-				}
-				acc[j] += decay[d]
-			}
-		}
-		if len(touched) == 0 {
-			continue
-		}
-		list := make([]Neighbour, len(touched))
-		for k, j := range touched {
-			list[k] = Neighbour{Title: j, Sim: float32(acc[j] / (powA[i] * powB[j]))}
-			acc[j] = 0
-		}
-		slices.SortFunc(list, func(x, y Neighbour) int {
-			if c := cmp.Compare(y.Sim, x.Sim); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.Title, y.Title)
-		})
-		if len(list) > o.Neighbours {
-			list = slices.Clip(list[:o.Neighbours])
-		}
-		m.nbr[i] = list
-	}
-	return m
-}
+// Build computes the model (Counts.Build).
+func (b *ModelBuilder) Build() *Model { return b.counts.Build() }
 
 // modelMagic starts every encoded model; the digit is the format version.
 var modelMagic = []byte("MCO1")

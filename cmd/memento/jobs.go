@@ -44,8 +44,53 @@ func (m *Main) jobsCommand() *cobra.Command {
 	list.Flags().StringVar(&f.Kind, "kind", "", "only jobs of this kind")
 	list.Flags().IntVar(&f.Limit, "limit", 100, "at most this many jobs")
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.AddCommand(list, m.jobsRetryCommand())
+	cmd.AddCommand(list, m.jobsRetryCommand(), m.jobsStatsCommand())
 	return cmd
+}
+
+func (m *Main) jobsStatsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Count jobs by kind and state, and show how far memory formation lags",
+		Long: "Count background jobs by kind and state (completed ones as long as the queue keeps them), and show each kind's lag: " +
+			"jobs waiting (pending, retrying or running) and the age of the oldest, which is how far memory formation trails " +
+			"the message log. serve refuses appends with 503 while that age is over --max-queue-lag.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			app, err := m.App(cmd.Context())
+			if err != nil {
+				return err
+			}
+			st, err := app.DB.JobStats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(m.Stdout).Encode(st)
+			}
+			return printJobStats(m.Stdout, st)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printJobStats(w io.Writer, st *memento.JobStats) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tPENDING\tRUNNING\tRETRYING\tCOMPLETED\tFAILED\tOLDEST WAITING")
+	for _, k := range st.Kinds {
+		oldest := "-"
+		if k.Waiting > 0 {
+			oldest = fmt.Sprintf("%.1f s", k.OldestSeconds)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", k.Kind, k.Pending, k.Running, k.Retrying, k.Completed, k.Failed, oldest)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "waiting: %d jobs, the oldest %.1f s old\n", st.Waiting, st.OldestSeconds)
+	return err
 }
 
 func (m *Main) jobsRetryCommand() *cobra.Command {

@@ -1,0 +1,134 @@
+package http_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memento-ai/memento"
+	mhttp "github.com/memento-ai/memento/http"
+	"github.com/memento-ai/memento/sqlite/sqlitetest"
+)
+
+// fakeLag reports a lag the test sets, and counts the readings.
+type fakeLag struct {
+	mu     sync.Mutex
+	oldest float64
+	reads  int
+}
+
+func (f *fakeLag) set(oldest float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.oldest = oldest
+}
+
+func (f *fakeLag) QueueLag(context.Context) (*memento.QueueLags, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	return &memento.QueueLags{At: time.Now(), Waiting: 7, OldestSeconds: f.oldest,
+		Kinds: []memento.QueueLag{{Kind: memento.JobRemember, Waiting: 7, Running: 2, OldestSeconds: f.oldest}}}, nil
+}
+
+func TestBackpressureRefusesAppendsWhileLagging(t *testing.T) {
+	db := sqlitetest.Open(t)
+	lag := &fakeLag{oldest: 400} // past the 5-minute bound
+	ts := testServer(t, func(s *mhttp.Server) {
+		s.Lag, s.MaxLag = lag, 5*time.Minute
+		s.Routes = append(s.Routes, mhttp.RegisterMemory(mhttp.MemoryRoutes{Store: db}))
+	})
+	base := ts.URL + "/v1/users/ann"
+	post := func() (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+"/threads/t1/messages", strings.NewReader(`{"id":"m1","role":"user","text":"hello"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, body := post()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, `"EUNAVAILABLE"`) || !strings.Contains(body, "behind") {
+		t.Fatalf("append while lagging = %d %s; want 503 EUNAVAILABLE saying how far behind", resp.StatusCode, body)
+	}
+	// (400 s - 300 s) / 4 = 25 s.
+	if ra := resp.Header.Get("Retry-After"); ra != "25" {
+		t.Errorf("Retry-After = %q, want 25", ra)
+	}
+	// Nothing was stored, so a retry later stores the message once.
+	if msgs, err := db.Messages(context.Background(), memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}, "t1", 0, 0); err == nil && len(msgs) > 0 {
+		t.Errorf("a refused append stored %d messages", len(msgs))
+	}
+	// Reads go on.
+	if code, _ := get(t, base+"/memories"); code != 200 {
+		t.Errorf("GET memories while lagging = %d, want 200", code)
+	}
+	// /healthz says so, without failing (a restart would not drain it).
+	code, health := get(t, ts.URL+"/healthz")
+	checks, _ := health["checks"].(map[string]any)
+	if code != 200 || health["status"] != "lagging" || !strings.HasPrefix(checks["queue"].(string), "lagging") {
+		t.Errorf("healthz while lagging = %d %v", code, health)
+	}
+	// /metrics carries the lag by kind.
+	mresp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	for _, want := range []string{`memento_queue_oldest_waiting_seconds{kind="remember"} 400`, `memento_queue_waiting_jobs{kind="remember"} 7`, `memento_queue_running_jobs{kind="remember"} 2`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	// Once it drains (and the cached reading has expired), appends go in.
+	lag.set(3)
+	time.Sleep(1100 * time.Millisecond)
+	if resp, body := post(); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("append after the queue drained = %d %s, want 202", resp.StatusCode, body)
+	}
+	if code, health := get(t, ts.URL+"/healthz"); code != 200 || health["status"] != "ok" {
+		t.Errorf("healthz after draining = %d %v", code, health)
+	}
+}
+
+// The lag is read once a second however many requests come.
+func TestBackpressureReadsTheLagOnceASecond(t *testing.T) {
+	lag := &fakeLag{oldest: 1}
+	db := sqlitetest.Open(t)
+	ts := testServer(t, func(s *mhttp.Server) {
+		s.Lag, s.MaxLag = lag, time.Minute
+		s.Routes = append(s.Routes, mhttp.RegisterMemory(mhttp.MemoryRoutes{Store: db}))
+	})
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", ts.URL+"/v1/users/ann/threads/t1/messages", strings.NewReader(`{"role":"user","text":"hi `+string(rune('a'+i))+`"}`))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusAccepted {
+				t.Errorf("append %d = %d", i, resp.StatusCode)
+			}
+		})
+	}
+	wg.Wait()
+	lag.mu.Lock()
+	defer lag.mu.Unlock()
+	if lag.reads > 2 {
+		t.Errorf("20 appends within a second read the lag %d times, want at most 2", lag.reads)
+	}
+}

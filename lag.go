@@ -1,0 +1,60 @@
+package memento
+
+import (
+	"context"
+	"time"
+)
+
+// QueueLag is how far one kind of background job trails the message log:
+// how many jobs of the kind have not ended, and how long the oldest of
+// them has waited. A message's memories exist only once its jobs end, so
+// the oldest wait is the age of the oldest message whose memory is not
+// formed yet.
+type QueueLag struct {
+	Kind string `json:"kind"`
+	// Waiting counts the jobs not ended: pending, retrying or running.
+	Waiting int `json:"waiting"`
+	Running int `json:"running"`
+	// Oldest is when the oldest job not ended was enqueued (zero when
+	// none waits); OldestSeconds is its age at the time of the reading.
+	Oldest        time.Time `json:"oldest,omitzero"`
+	OldestSeconds float64   `json:"oldestSeconds"`
+}
+
+// QueueLags is a reading of every kind's lag, with the totals.
+type QueueLags struct {
+	At    time.Time  `json:"at"`
+	Kinds []QueueLag `json:"kinds"`
+	// Waiting is the sum over kinds, OldestSeconds the largest.
+	Waiting       int     `json:"waiting"`
+	OldestSeconds float64 `json:"oldestSeconds"`
+}
+
+// LagReporter reads the queue's lag. Stores whose queue can tell implement
+// it; the server's backpressure and metrics use it.
+type LagReporter interface {
+	// QueueLag reads the lag of every job kind that has jobs not ended.
+	QueueLag(ctx context.Context) (*QueueLags, error)
+}
+
+// JobKindStats counts one kind's jobs by state, with its lag.
+type JobKindStats struct {
+	Kind      string `json:"kind"`
+	Pending   int    `json:"pending"`
+	Running   int    `json:"running"`
+	Retrying  int    `json:"retrying"`
+	Completed int    `json:"completed"`
+	Failed    int    `json:"failed"`
+	// Waiting and OldestSeconds are the kind's QueueLag.
+	Waiting       int     `json:"waiting"`
+	OldestSeconds float64 `json:"oldestSeconds"`
+}
+
+// JobStats is `memento jobs stats --json`: every kind's counts and lag,
+// and the totals of the lag.
+type JobStats struct {
+	At            time.Time      `json:"at"`
+	Kinds         []JobKindStats `json:"kinds"`
+	Waiting       int            `json:"waiting"`
+	OldestSeconds float64        `json:"oldestSeconds"`
+}

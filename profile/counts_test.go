@@ -1,0 +1,189 @@
+package profile_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/profile"
+	"github.com/memento-ai/memento/sqlite/sqlitetest"
+)
+
+// randomEvents makes n events of random kinds on titles t0..t(titles-1).
+func randomEvents(r *rand.Rand, user string, n, titles int, start time.Time) []memento.Event {
+	types := []memento.EventType{memento.EventWatched, memento.EventLiked, memento.EventDisliked, memento.EventRated,
+		memento.EventFinished, memento.EventSkipped, memento.EventWatchlisted}
+	out := make([]memento.Event, n)
+	for k := range out {
+		e := memento.Event{ID: fmt.Sprintf("%s-%d-%d", user, start.UnixNano(), k), User: user, Type: types[r.IntN(len(types))],
+			TitleID: fmt.Sprintf("t%d", r.IntN(titles)), At: start.Add(time.Duration(r.IntN(100000)) * time.Second)}
+		if e.Type == memento.EventRated {
+			v := float64(1 + r.IntN(5))
+			e.Value = &v
+		}
+		out[k] = e
+	}
+	return out
+}
+
+func encoded(t *testing.T, m *profile.Model) []byte {
+	t.Helper()
+	b, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestIncrementalCountsEqualFullRebuild: after any stream of users added,
+// changed and forgotten, counts updated user by user give exactly the
+// model a build from scratch over the same events gives.
+func TestIncrementalCountsEqualFullRebuild(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		opts := profile.ModelOptions{Neighbours: 1 + r.IntN(8), MaxGap: 1 + r.IntN(6), Window: 1 + 5*r.Float64()}
+		inc := profile.NewCounts(opts)
+		events := map[string][]memento.Event{}
+		base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		for step := range 200 {
+			user := fmt.Sprintf("u%d", r.IntN(15))
+			switch op := r.IntN(10); {
+			case op < 7: // more events
+				events[user] = append(events[user], randomEvents(r, user, 1+r.IntN(6), 25, base.Add(time.Duration(step)*time.Hour))...)
+			case op < 9: // forgotten
+				delete(events, user)
+			default: // events replaced by others (an edit of history)
+				events[user] = randomEvents(r, user, r.IntN(4), 25, base)
+			}
+			inc.Set(user, events[user])
+			if step%25 != 24 {
+				continue
+			}
+			full := profile.NewModelBuilder(opts)
+			users := make([]string, 0, len(events))
+			for u := range events {
+				users = append(users, u)
+			}
+			slices.Sort(users)
+			for _, u := range users {
+				full.Add(events[u])
+			}
+			want, got := full.Build(), inc.Build()
+			if !bytes.Equal(encoded(t, want), encoded(t, got)) {
+				t.Fatalf("seed %d, step %d: the incremental model (%d titles, %d users) differs from the full rebuild (%d titles, %d users)",
+					seed, step, got.Len(), got.Users(), want.Len(), want.Users())
+			}
+			if got.Users() != inc.Users() {
+				t.Fatalf("seed %d: model users %d, counts users %d", seed, got.Users(), inc.Users())
+			}
+		}
+	}
+}
+
+// TestWorkerUpdatesTheModelIncrementally: the worker's recomputes after
+// the first read only the users with new events, and each saved model is
+// the one a forced full rebuild saves.
+func TestWorkerUpdatesTheModelIncrementally(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	w := &profile.Worker{Events: db, Profiles: db, Models: db}
+	r := rand.New(rand.NewPCG(3, 4))
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for round := range 6 {
+		for k := range 4 {
+			user := fmt.Sprintf("u%d", r.IntN(6))
+			evs := randomEvents(r, user, 5, 12, base.Add(time.Duration(round*10+k)*time.Hour))
+			if _, err := db.AddEvents(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: user}, evs, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		saved, err := w.RecomputeModel(ctx, "", false)
+		if err != nil || !saved {
+			t.Fatalf("round %d: RecomputeModel = %v, %v", round, saved, err)
+		}
+		inc, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A second worker, with no counts, rebuilds from every event.
+		fresh := &profile.Worker{Events: db, Profiles: db, Models: db}
+		if _, err := fresh.RecomputeModel(ctx, "", true); err != nil {
+			t.Fatal(err)
+		}
+		full, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(inc.Data, full.Data) || inc.EventsMark != full.EventsMark {
+			t.Fatalf("round %d: the incrementally updated model (mark %d) differs from the full rebuild (mark %d)", round, inc.EventsMark, full.EventsMark)
+		}
+	}
+	// The periodic full rebuild finds the counts in agreement.
+	w.FullEvery = 1
+	if _, err := db.AddEvents(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: "u1"}, randomEvents(r, "u1", 3, 12, base.Add(1000*time.Hour)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.RecomputeModel(ctx, "", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.RecomputeModel(ctx, "", true); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.Mismatches.Load(); n != 0 {
+		t.Errorf("%d full rebuilds disagreed with the incremental counts", n)
+	}
+}
+
+// zipfEvents makes n events on titles drawn with the skew of real
+// catalogs (a few titles seen by many, most by few): 30,000 titles.
+func zipfEvents(z *rand.Zipf, r *rand.Rand, user string, n int, at time.Time) []memento.Event {
+	types := []memento.EventType{memento.EventWatched, memento.EventLiked, memento.EventDisliked, memento.EventFinished}
+	out := make([]memento.Event, n)
+	for k := range out {
+		out[k] = memento.Event{ID: fmt.Sprintf("%s-%d-%d", user, at.UnixNano(), k), User: user, Type: types[r.IntN(len(types))],
+			TitleID: fmt.Sprintf("t%d", z.Uint64()), At: at.Add(time.Duration(k) * time.Minute)}
+	}
+	return out
+}
+
+// BenchmarkModelUpdate compares learning the model of 5,000 users from
+// every event (what each recompute did before) with updating the counts
+// for one user whose events changed and building the model from them.
+func BenchmarkModelUpdate(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	z := rand.NewZipf(r, 1.1, 10, 29_999)
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	users := make([][]memento.Event, 5000)
+	for u := range users {
+		users[u] = zipfEvents(z, r, fmt.Sprintf("u%d", u), 20+r.IntN(40), base)
+	}
+	b.Run("full", func(b *testing.B) {
+		for b.Loop() {
+			full := profile.NewModelBuilder(profile.ModelOptions{})
+			for _, evs := range users {
+				full.Add(evs)
+			}
+			full.Build()
+		}
+	})
+	b.Run("incremental", func(b *testing.B) {
+		c := profile.NewCounts(profile.ModelOptions{})
+		for u, evs := range users {
+			c.Set(fmt.Sprintf("u%d", u), evs)
+		}
+		c.Build()
+		k := 0
+		for b.Loop() {
+			u := k % len(users)
+			k++
+			users[u] = append(users[u], zipfEvents(z, r, fmt.Sprintf("u%d", u), 1, base.Add(time.Hour))...)
+			c.Set(fmt.Sprintf("u%d", u), users[u])
+			c.Build()
+		}
+	})
+}
