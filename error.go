@@ -19,6 +19,7 @@ const (
 	ETOOLARGE       = "ETOOLARGE"       // the request body or a list in it is over its limit
 	EUNAVAILABLE    = "EUNAVAILABLE"    // a dependency (model server, object store) cannot be reached
 	ENOTIMPLEMENTED = "ENOTIMPLEMENTED" // the configured backend does not support the operation
+	ERATELIMITED    = "ERATELIMITED"    // the caller's key sent more requests than its rate limit allows; retry later
 )
 
 // Error is the one application error type. Its Message is safe to show a

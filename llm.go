@@ -132,6 +132,14 @@ type ExtractInput struct {
 	Message    string `json:"message"`
 	Previous   []Fact `json:"previous,omitempty"`
 	RepairNote string `json:"repairNote,omitempty"`
+	// Asked is the agent's turn just before the message, when there is
+	// one: a short answer ("Mostly Netflix, sometimes Hulu.") states a
+	// fact only together with the question it answers ("Which service do
+	// you watch on?"). Facts are still only what the user says.
+	Asked string `json:"asked,omitempty"`
+	// Summary is the thread's latest summary, for what the message refers
+	// to; nothing in it is a fact of this message.
+	Summary string `json:"summary,omitempty"`
 }
 
 // FactExtractor lists every distinct fact in a message.
@@ -142,7 +150,9 @@ type FactExtractor interface {
 // ExtractionReviewer compares extracted facts with their message.
 type ExtractionReviewer interface {
 	// ReviewExtraction returns OK=false with a repair note in Reason when a
-	// fact is invented, garbled or missing.
+	// fact is invented, garbled or missing. A message that answers the
+	// agent's question comes with it, as "Agent: <question>\nUser:
+	// <message>", so facts may take their words from the question.
 	ReviewExtraction(ctx context.Context, message string, facts []Fact) (*Verdict, error)
 }
 
@@ -252,12 +262,88 @@ type ReplyInput struct {
 	// empty when it changed nothing. The reply mentions memory only
 	// through it, so it never claims to have used memory it did not.
 	MemoryEffect string `json:"memoryEffect,omitempty"`
+	// Frustrated is set when the user turns the titles down again and
+	// the message expresses frustration (its Emotion is anger, disgust
+	// or sadness): the reply says so briefly and offers to widen the
+	// search, by loosening one of Widen (the constraints in force, in
+	// words, such as "the comedy genre"; empty when there are none).
+	Frustrated bool     `json:"frustrated,omitempty"`
+	Widen      []string `json:"widen,omitempty"`
 }
 
 // ReplyWriter writes the agent's answer.
 type ReplyWriter interface {
 	WriteReply(ctx context.Context, in ReplyInput) (string, error)
 }
+
+// EmotionClassifier tags a user's message with the emotion it expresses.
+// It is not part of LanguageModel: the offline rules tag every message as
+// it is written, and a model server is asked only when configured to.
+type EmotionClassifier interface {
+	// ClassifyEmotion returns one of EmotionLabels with a confidence in
+	// [0, 1]; a message that expresses nothing in particular is neutral.
+	// Errors: EUNAVAILABLE or EUPSTREAM when a model server fails.
+	ClassifyEmotion(ctx context.Context, text string) (*Emotion, error)
+}
+
+// TagEmotions sets the emotion of every user message of msgs that has
+// none, with c. A message c cannot classify keeps none, and the first
+// error is returned after the others are tagged, so that a caller may
+// store the messages anyway.
+func TagEmotions(ctx context.Context, c EmotionClassifier, msgs []Message) error {
+	if c == nil {
+		return nil
+	}
+	var first error
+	for i := range msgs {
+		if msgs[i].Role != RoleUser || msgs[i].Emotion != nil {
+			continue
+		}
+		e, err := c.ClassifyEmotion(ctx, msgs[i].Text)
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		msgs[i].Emotion = e
+	}
+	return first
+}
+
+// ActionInput is a user's message to read actions from, with the agent's
+// turn just before it ("Have you seen Heat?" makes "Yes, twice" an
+// answer about Heat).
+type ActionInput struct {
+	Message string `json:"message"`
+	Asked   string `json:"asked,omitempty"`
+}
+
+// ReportedAction is something a user says they did with a title: watched
+// it, liked it, gave up on it, rated it. Title is the name as the message
+// (or the question it answers) gives it; TitleID is the catalog id when
+// the provider resolved it. Value is the rating of EventRated, 0.5 to 5.
+type ReportedAction struct {
+	Type    EventType `json:"type"`
+	Title   string    `json:"title"`
+	TitleID string    `json:"titleId,omitempty"`
+	Value   *float64  `json:"value,omitempty"`
+}
+
+// ActionReader reads the actions a user reports in a message ("I watched
+// Heat and loved it": watched and liked Heat). Package profile turns them
+// into events. A request ("want something like Heat"), a question or a
+// denial ("I haven't seen Heat") reports none.
+type ActionReader interface {
+	// ReadActions returns the actions in order, at most one per type and
+	// title. Errors: EUNAVAILABLE when a model server fails, EUPSTREAM
+	// when its answer stays unusable.
+	ReadActions(ctx context.Context, in ActionInput) ([]ReportedAction, error)
+}
+
+// ModelTaskReadActions names the ActionReader task, as ModelTask* name
+// the others.
+const ModelTaskReadActions = "actions"
 
 // LanguageModel is every task together, as a provider implements them.
 type LanguageModel interface {

@@ -57,6 +57,53 @@ type Message struct {
 	Text      string    `json:"text"`
 	At        time.Time `json:"at"`
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// Emotion is what a user's message expresses, tagged when it is
+	// written (the agent's turn, the message log); nil for the agent's
+	// own messages and for messages stored before emotions were tagged.
+	Emotion *Emotion `json:"emotion,omitempty"`
+}
+
+// Emotion is one of the seven basic emotions a message expresses, with the
+// classifier's confidence in it.
+type Emotion struct {
+	// Label is one of EmotionLabels.
+	Label string `json:"label"`
+	// Confidence is in [0, 1].
+	Confidence float64 `json:"confidence"`
+}
+
+// The emotion labels: Ekman's six basic emotions and neutral.
+const (
+	EmotionJoy      = "joy"
+	EmotionSadness  = "sadness"
+	EmotionAnger    = "anger"
+	EmotionFear     = "fear"
+	EmotionSurprise = "surprise"
+	EmotionDisgust  = "disgust"
+	EmotionNeutral  = "neutral"
+)
+
+// EmotionLabels lists every emotion label in a stable order.
+var EmotionLabels = []string{EmotionJoy, EmotionSadness, EmotionAnger, EmotionFear, EmotionSurprise, EmotionDisgust, EmotionNeutral}
+
+// ValidEmotion reports whether label is one of EmotionLabels.
+func ValidEmotion(label string) bool {
+	for _, l := range EmotionLabels {
+		if l == label {
+			return true
+		}
+	}
+	return false
+}
+
+// Negative reports whether the emotion is one a person shows when things
+// keep going wrong for them (anger, disgust, sadness), held with at least
+// confidence min.
+func (e *Emotion) Negative(min float64) bool {
+	if e == nil || e.Confidence < min {
+		return false
+	}
+	return e.Label == EmotionAnger || e.Label == EmotionDisgust || e.Label == EmotionSadness
 }
 
 // EventType is the kind of action a user took on a title.

@@ -309,8 +309,14 @@ type ThreadExport struct {
 	Thread        Thread        `json:"thread"`
 	ActiveContext ActiveContext `json:"activeContext"`
 	LastShown     []string      `json:"lastShown"`
-	Messages      []Message     `json:"messages"`
-	Summaries     []Summary     `json:"summaries"`
+	// Shown is every title the thread has shown, newest first
+	// (ThreadState.Shown); a document without it restores LastShown.
+	Shown     []string  `json:"shown,omitempty"`
+	Messages  []Message `json:"messages"`
+	Summaries []Summary `json:"summaries"`
+	// Answers are the agent's stored answers, by the assistant message
+	// each came with (GET .../threads/{thread}/answers).
+	Answers []TurnAnswer `json:"answers,omitempty"`
 }
 
 // UserExportFormat names the version of the export document.
@@ -353,6 +359,7 @@ type ImportResult struct {
 	Events    int `json:"events"`
 	Memories  int `json:"memories"`
 	Runs      int `json:"runs"`
+	Answers   int `json:"answers"`
 	Skipped   int `json:"skipped"`
 }
 

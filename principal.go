@@ -1,6 +1,9 @@
 package memento
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // KeyRole is what an API key may do.
 type KeyRole string
@@ -61,4 +64,56 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok
+}
+
+type tenantKey struct{}
+
+// WithTenant returns ctx marked as work for tenant. What is counted per
+// tenant deep in a call (the language-model budget of llm/budget) reads
+// it: the HTTP server marks each request with the tenant it acts for, and
+// the job queue each job with the tenant the job was enqueued for.
+func WithTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantKey{}, tenant)
+}
+
+// TenantFrom returns the tenant ctx is marked with, if any.
+func TenantFrom(ctx context.Context) (string, bool) {
+	t, ok := ctx.Value(tenantKey{}).(string)
+	return t, ok && t != ""
+}
+
+// TokenMeter adds up the tokens of the language-model requests made with
+// one context, so that a caller can charge them to a tenant (llm/budget).
+// A provider that learns a request's token counts calls CountTokens.
+type TokenMeter struct {
+	mu                 sync.Mutex
+	prompt, completion int64
+}
+
+type tokenMeterKey struct{}
+
+// WithTokenMeter returns ctx with a new meter, which hides any meter
+// already in ctx, and the meter.
+func WithTokenMeter(ctx context.Context) (context.Context, *TokenMeter) {
+	m := &TokenMeter{}
+	return context.WithValue(ctx, tokenMeterKey{}, m), m
+}
+
+// CountTokens adds a request's tokens to ctx's meter, if it has one.
+func CountTokens(ctx context.Context, prompt, completion int64) {
+	m, ok := ctx.Value(tokenMeterKey{}).(*TokenMeter)
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	m.prompt += max(prompt, 0)
+	m.completion += max(completion, 0)
+	m.mu.Unlock()
+}
+
+// Tokens returns the prompt and completion tokens counted so far.
+func (m *TokenMeter) Tokens() (prompt, completion int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.prompt, m.completion
 }

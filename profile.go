@@ -76,7 +76,9 @@ type ProfileService interface {
 	// SaveLearned replaces the learned keys of the profile with keys,
 	// leaving user-set keys alone (a learned key the user has set is not
 	// written). The version grows only when something changed. Errors:
-	// EINVALID.
+	// EINVALID; ENOTFOUND for a user that does not exist (forgotten while
+	// the keys were learned from their events), for whom nothing is
+	// written.
 	SaveLearned(ctx context.Context, s Scope, keys map[string]ProfileEntry) (*Profile, error)
 	// UpdateProfile changes the user-set keys. Errors: EINVALID for a
 	// bad key name or value, ECONFLICT when IfVersion is stale.

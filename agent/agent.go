@@ -95,6 +95,12 @@ type Agent struct {
 	// seen or turned down), such as relearning the profile. Nil: none.
 	EventJobs func(s memento.Scope) func(memento.Event) []memento.JobRequest
 
+	// Emotion tags the user's message with the emotion it expresses; the
+	// tag is stored on the message and, on a repeated rejection said in
+	// frustration, makes the reply own the misses and offer to widen the
+	// search. Nil tags nothing.
+	Emotion memento.EmotionClassifier
+
 	// ForgetShown, for baselines, keeps only the last answer's titles
 	// after fresh ones, not every title the thread showed.
 	ForgetShown bool
@@ -156,6 +162,9 @@ type Response struct {
 	Notes         []string              `json:"notes"`
 	Searched      bool                  `json:"searched"`
 	Memory        MemoryUsed            `json:"memory"`
+	// Emotion is what the user's message expressed, as stored on it;
+	// absent when the agent tags no emotions.
+	Emotion *memento.Emotion `json:"emotion,omitempty"`
 }
 
 // DefaultJobs enqueues the rolling summary of the turn.
@@ -252,6 +261,21 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 		return nil, fmt.Errorf("understand message: %w", err)
 	}
 	next := Apply(state.Context, *u, shown, now.Year())
+	if a.Emotion != nil {
+		// The tag is read in code by the offline rules unless configured
+		// otherwise; a classifier's failure leaves the message untagged
+		// rather than failing the turn.
+		if e, err := a.Emotion.ClassifyEmotion(ctx, req.Message); err != nil {
+			a.logger().WarnContext(ctx, "emotion of the message could not be tagged", "user", req.User, "err", err)
+		} else {
+			resp.Emotion = e
+		}
+	}
+	upset := frustrated(u, state.Context, resp.Emotion)
+	var widenBy []string
+	if upset {
+		widenBy = widen(next)
+	}
 	seq := state.LastSeq + 1
 	events := a.refEvents(u, shown, req.Thread, seq, now, &next, resp)
 	if u.Count > memento.MaxCount {
@@ -329,6 +353,7 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 	reply, err := a.Model.WriteReply(ctx, memento.ReplyInput{
 		Message: req.Message, Context: next, Searched: resp.Searched, Titles: titles, Notes: resp.Notes,
 		Summary: resp.Memory.Summary, Memories: memories, Question: u.Question, About: about, MemoryEffect: effect,
+		Frustrated: upset, Widen: widenBy,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("write reply: %w", err)
@@ -337,7 +362,7 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 		a.logger().WarnContext(ctx, "reply named a title it did not show; using the fallback writer", "title", bad)
 		if reply, err = a.Fallback.WriteReply(ctx, memento.ReplyInput{
 			Message: req.Message, Context: next, Searched: resp.Searched, Titles: titles, Notes: resp.Notes, Question: u.Question,
-			About: about, MemoryEffect: effect,
+			About: about, MemoryEffect: effect, Frustrated: upset, Widen: widenBy,
 		}); err != nil {
 			return nil, fmt.Errorf("write reply: %w", err)
 		}
@@ -363,7 +388,7 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 		// Ids follow the thread's sequence, so a replayed conversation
 		// gets the same ids every run and memory can cite them.
 		Messages: []memento.Message{
-			{ID: fmt.Sprintf("turn:%s#%d", req.Thread, state.LastSeq+1), Role: memento.RoleUser, Text: req.Message, At: now},
+			{ID: fmt.Sprintf("turn:%s#%d", req.Thread, state.LastSeq+1), Role: memento.RoleUser, Text: req.Message, At: now, Emotion: resp.Emotion},
 			{ID: fmt.Sprintf("turn:%s#%d", req.Thread, state.LastSeq+2), Role: memento.RoleAssistant, Text: reply, At: now},
 		},
 		State:     memento.ThreadState{Context: next, LastShown: lastShown, Shown: remember(lastShown, shownBefore(state))},

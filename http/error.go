@@ -38,6 +38,8 @@ func StatusFor(code string) int {
 		return http.StatusServiceUnavailable
 	case memento.ENOTIMPLEMENTED:
 		return http.StatusNotImplemented
+	case memento.ERATELIMITED:
+		return http.StatusTooManyRequests
 	default:
 		return http.StatusInternalServerError
 	}
@@ -66,6 +68,8 @@ func codeFor(status int) string {
 		return memento.EUNAVAILABLE
 	case http.StatusNotImplemented:
 		return memento.ENOTIMPLEMENTED
+	case http.StatusTooManyRequests:
+		return memento.ERATELIMITED
 	default:
 		if status < 500 {
 			return memento.EINVALID

@@ -57,7 +57,7 @@ type guard struct {
 
 // corsAllowHeaders are the request headers the API reads, which a
 // configured origin may send after a preflight.
-const corsAllowHeaders = "Content-Type, If-Match, X-Memento-Tenant"
+const corsAllowHeaders = "Authorization, Content-Type, If-Match, X-Memento-Tenant"
 
 // newGuard builds the guard of a server from its allow-lists and address.
 func newGuard(s *Server) *guard {
@@ -226,14 +226,17 @@ func changesState(method string) bool {
 	return true
 }
 
-// checkMediaType refuses a body that is not JSON. There are no multipart
-// or other upload routes; one added later must be let through here by its
-// route, explicitly.
+// checkMediaType refuses a body that is not JSON. The one upload route,
+// POST /v1/chat/audio, is let through here by its path, explicitly, and
+// takes multipart/form-data only (audio.go).
 func checkMediaType(r *http.Request) error {
 	switch r.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
 	default:
 		return nil
+	}
+	if isAudioUpload(r) {
+		return checkAudioMediaType(r)
 	}
 	ct := r.Header.Get("Content-Type")
 	if ct == "" && r.ContentLength == 0 {
@@ -264,8 +267,12 @@ func checkMediaType(r *http.Request) error {
 // whether its length was declared or not, and puts it back in memory for
 // the handler.
 func readBody(r *http.Request) error {
-	if r.ContentLength > MaxBodyBytes {
-		return memento.Errorf(memento.ETOOLARGE, "request body is %d bytes, over the limit of %d", r.ContentLength, MaxBodyBytes)
+	limit := int64(MaxBodyBytes)
+	if isAudioUpload(r) {
+		limit = MaxAudioBytes
+	}
+	if r.ContentLength > limit {
+		return memento.Errorf(memento.ETOOLARGE, "request body is %d bytes, over the limit of %d", r.ContentLength, limit)
 	}
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return nil
@@ -274,7 +281,7 @@ func readBody(r *http.Request) error {
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength))
 	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, MaxBodyBytes+1))
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -282,8 +289,8 @@ func readBody(r *http.Request) error {
 		}
 		return memento.WrapError(memento.EINVALID, err, "the request body could not be read: it ended early or its chunked encoding is malformed")
 	}
-	if buf.Len() > MaxBodyBytes {
-		return memento.Errorf(memento.ETOOLARGE, "request body is over the limit of %d bytes", MaxBodyBytes)
+	if int64(buf.Len()) > limit {
+		return memento.Errorf(memento.ETOOLARGE, "request body is over the limit of %d bytes", limit)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
 	r.ContentLength = int64(buf.Len())

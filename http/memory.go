@@ -46,6 +46,10 @@ type MemoryRoutes struct {
 	// Sections are the per-user data of other components, exported and
 	// imported with the user.
 	Sections []memento.UserSection
+	// Emotion, when set, tags each appended user message with the emotion
+	// it expresses before it is stored; a message it cannot tag is stored
+	// without one.
+	Emotion memento.EmotionClassifier
 }
 
 // MessageIn is one message as a client posts it to the message log.
@@ -212,6 +216,9 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			if err != nil {
 				return nil, err
 			}
+			if err := memento.TagEmotions(ctx, d.Emotion, msgs); err != nil {
+				s.Logger.WarnContext(ctx, "emotion of a message could not be tagged; storing it without", "err", err)
+			}
 			var jobs func(memento.Message) []memento.JobRequest
 			if d.JobsFor != nil {
 				jobs = func(m memento.Message) []memento.JobRequest { return d.JobsFor(sc, in.Thread, m) }
@@ -297,19 +304,9 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			OperationID: "exportUser", Method: http.MethodGet, Path: "/v1/users/{user}/export",
 			Summary: "Export everything Memento keeps about a user as one JSON document", Tags: tags, Errors: []int{http.StatusNotFound},
 		}, userHandler(s, func(ctx context.Context, sc memento.Scope, _ *UserPath) (*exportOutput, error) {
-			doc, err := d.Store.ExportUser(ctx, sc)
+			doc, err := memento.ExportUserDocument(ctx, d.Store, d.Sections, sc)
 			if err != nil {
 				return nil, err
-			}
-			for _, sec := range d.Sections {
-				data, err := sec.ExportSection(ctx, sc)
-				if err != nil {
-					return nil, err
-				}
-				if doc.Sections == nil {
-					doc.Sections = map[string]json.RawMessage{}
-				}
-				doc.Sections[sec.SectionName()] = data
 			}
 			return &exportOutput{Body: doc}, nil
 		}))
@@ -334,16 +331,9 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			if err := hygiene.Refuse("the import", findings); err != nil {
 				return nil, err
 			}
-			res, err := d.Store.ImportUser(ctx, sc, &doc)
+			res, err := memento.ImportUserDocument(ctx, d.Store, d.Sections, sc, &doc)
 			if err != nil {
 				return nil, err
-			}
-			for _, sec := range d.Sections {
-				if data, ok := doc.Sections[sec.SectionName()]; ok {
-					if err := sec.ImportSection(ctx, sc, data); err != nil {
-						return nil, err
-					}
-				}
 			}
 			d.reindex(ctx, s, sc)
 			return &importOutput{Body: res}, nil

@@ -60,6 +60,24 @@ type Server struct {
 	// authentication as the API.
 	Mounts map[string]http.Handler
 
+	// Lag, when set, reads how far background memory formation trails
+	// the message log: served in /metrics and /healthz, and, with MaxLag
+	// above zero, appends are refused with 503 and Retry-After while the
+	// oldest unfinished job is older than MaxLag (backpressure.go).
+	Lag    memento.LagReporter
+	MaxLag time.Duration
+
+	// Keys, when set, are the API keys requests authenticate with
+	// (auth.go); admin keys manage them at /v1/keys. RequireKeys makes
+	// every request need a key even while none exists; Open sets it when
+	// the address is not loopback (and refuses to listen without a key).
+	Keys        memento.KeyStore
+	RequireKeys bool
+	// KeyRate is each key's rate limit in requests a second (a token
+	// bucket holding KeyBurst); zero is no limit.
+	KeyRate  float64
+	KeyBurst int
+
 	// AllowedOrigins are the origins (scheme://host[:port]) of web pages
 	// other than the server's own that may call it; they get CORS
 	// headers. Any other Origin is refused (guard.go).
@@ -79,7 +97,9 @@ type Server struct {
 	MaxConns          int
 
 	mux      *http.ServeMux
+	lag      *lagCache
 	guard    *guard
+	auth     *authenticator
 	api      huma.API
 	ln       net.Listener
 	server   *http.Server
@@ -94,7 +114,7 @@ func (s *Server) Handler() http.Handler {
 	if s.mux == nil {
 		s.build()
 	}
-	return s.instrument(s.guard.wrap(s.mux))
+	return s.instrument(s.guard.wrap(s.auth.wrap(s.backpressure(s.mux))))
 }
 
 // API returns the huma API, for tests and for the OpenAPI document.
@@ -125,6 +145,10 @@ func (s *Server) build() {
 	})
 	s.Registry.MustRegister(s.requests, s.latency, s.conns)
 	s.guard = newGuard(s)
+	if s.Lag != nil {
+		s.lag = &lagCache{src: s.Lag}
+		s.Registry.MustRegister(newLagCollector(s.lag))
+	}
 
 	s.mux = http.NewServeMux()
 	cfg := huma.DefaultConfig("Memento", s.Version)
@@ -139,8 +163,11 @@ func (s *Server) build() {
 	cfg.FieldsOptionalByDefault = true
 	s.api = humago.New(s.mux, cfg)
 
+	s.auth = newAuthenticator(s)
+	s.Registry.MustRegister(s.auth.refused)
 	s.registerHealth()
 	s.registerCatalog()
+	s.registerAuth()
 	for _, r := range s.Routes {
 		r(s.api, s)
 	}
@@ -176,6 +203,9 @@ func (s *Server) Open() error {
 	}
 	limits, err := s.limits()
 	if err != nil {
+		return err
+	}
+	if err := s.checkKeysForAddr(context.Background()); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", s.Addr)
@@ -317,6 +347,12 @@ func (s *Server) registerHealth() {
 		}
 		if failed != nil {
 			return nil, Error(ctx, s.Logger, failed)
+		}
+		if check, ok := s.lagCheck(ctx); ok {
+			out.Body.Checks["queue"] = check
+			if check != "ok" {
+				out.Body.Status = "lagging"
+			}
 		}
 		return out, nil
 	})

@@ -45,6 +45,13 @@ type UI struct {
 	// reload. Without it the page still works but refreshes only on
 	// demand.
 	Jobs memento.Queue
+	// Speech, when set, shows a microphone button that records a message
+	// and sends it to POST /v1/chat/audio.
+	Speech bool
+	// Study, when set, makes the page a study's conversation step
+	// (experiment.go): only the participant's own conversation, with the
+	// memory inspector hidden and a way on to the questionnaire.
+	Study *Study
 }
 
 // Limits of what the server renders.
@@ -146,6 +153,11 @@ type pageView struct {
 	Thread       string
 	Threads      threadsView
 	Conversation conversationView
+	// Study is set on a study's conversation step.
+	Study *studyChat
+	// Speech shows the microphone button: a transcription server is
+	// configured for POST /v1/chat/audio.
+	Speech bool
 }
 
 // threadsView is the sidebar: a user's threads, the current one marked.
@@ -184,6 +196,8 @@ type turnView struct {
 	// notes and what the answer drew on.
 	Notes  []string
 	Memory []MemoryLine
+	// Emotion is what a user's message expressed, when it was tagged.
+	Emotion *memento.Emotion
 }
 
 // MemoryLine is one entry of an answer's "What Memento drew on": the
@@ -207,6 +221,13 @@ type cardView struct {
 
 func (h *uiHandler) page(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	var study *studyChat
+	if h.Study != nil {
+		var ok bool
+		if study, ok = h.studyChat(w, r); !ok {
+			return
+		}
+	}
 	user, err := idParam(r, "user", uiDefaultUser)
 	if err != nil {
 		h.htmlError(w, r, err)
@@ -217,7 +238,7 @@ func (h *uiHandler) page(w http.ResponseWriter, r *http.Request) {
 		h.htmlError(w, r, err)
 		return
 	}
-	sc := memento.Scope{Tenant: memento.DefaultTenant, User: user}
+	sc := memento.Scope{Tenant: RequestTenant(r), User: user}
 	threads := h.threads(ctx, sc, thread)
 	if thread == "" {
 		if len(threads.Threads) > 0 {
@@ -234,6 +255,8 @@ func (h *uiHandler) page(w http.ResponseWriter, r *http.Request) {
 		Thread:       thread,
 		Threads:      threads,
 		Conversation: h.conversation(ctx, sc, thread),
+		Study:        study,
+		Speech:       h.Speech,
 	}
 	h.render(w, r, "page", v)
 }
@@ -249,7 +272,7 @@ func (h *uiHandler) threadsPart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.server.Logger, err)
 		return
 	}
-	h.render(w, r, "threads", h.threads(r.Context(), memento.Scope{Tenant: memento.DefaultTenant, User: user}, thread))
+	h.render(w, r, "threads", h.threads(r.Context(), memento.Scope{Tenant: RequestTenant(r), User: user}, thread))
 }
 
 func (h *uiHandler) conversationPart(w http.ResponseWriter, r *http.Request) {
@@ -267,7 +290,7 @@ func (h *uiHandler) conversationPart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.server.Logger, memento.Errorf(memento.EINVALID, "thread is required"))
 		return
 	}
-	h.render(w, r, "conversation", h.conversation(r.Context(), memento.Scope{Tenant: memento.DefaultTenant, User: user}, thread))
+	h.render(w, r, "conversation", h.conversation(r.Context(), memento.Scope{Tenant: RequestTenant(r), User: user}, thread))
 }
 
 // threads lists the user's threads for the sidebar, each labelled with
@@ -324,7 +347,7 @@ func (h *uiHandler) conversation(ctx context.Context, sc memento.Scope, thread s
 	answers := h.answers(ctx, sc, thread)
 	latest, latestStored := -1, false
 	for _, m := range msgs {
-		t := turnView{User: m.Role == memento.RoleUser, Text: m.Text, At: m.At}
+		t := turnView{User: m.Role == memento.RoleUser, Text: m.Text, At: m.At, Emotion: m.Emotion}
 		if !t.User {
 			a, ok := answers[m.ID]
 			if ok {

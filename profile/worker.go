@@ -1,11 +1,14 @@
 package profile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/memento-ai/memento"
 )
@@ -70,9 +73,11 @@ type Worker struct {
 	Events   memento.EventService
 	Profiles memento.ProfileService
 	Models   memento.ProfileModelService
-	// Messages and Resolve serve the message job; without them it does
-	// nothing.
+	// Messages, Actions and Resolve serve the message job; without
+	// Messages or Actions it does nothing. Actions is the language
+	// model's reader of the actions a message reports.
 	Messages MessageReader
+	Actions  memento.ActionReader
 	Resolve  Resolver
 	// Catalog gives learners the genres, years and cast of titles; nil
 	// learns only what events alone say (seen, watchlist, ...).
@@ -86,7 +91,38 @@ type Worker struct {
 	ProfileChanged func(memento.Scope)
 	ModelChanged   func(tenant string)
 
-	mu sync.Mutex // one model recompute at a time
+	// FullEvery and FullAfter bound the incremental model updates: after
+	// FullEvery updates (default 50) or FullAfter (default 10 minutes)
+	// since the last full rebuild, the next recompute learns from every
+	// event again. A full rebuild also takes out users forgotten since
+	// (their events are gone, so no update names them).
+	FullEvery int
+	FullAfter time.Duration
+
+	mu     sync.Mutex // one model recompute at a time
+	counts map[string]*tenantCounts
+	// Mismatches counts full rebuilds that found the incremental counts,
+	// at the same events mark, giving another model (a bug if ever
+	// nonzero; the full rebuild's model is the one kept).
+	Mismatches atomic.Int64
+}
+
+// tenantCounts is a tenant's counts as of an events mark, with when they
+// were last learned from every event.
+type tenantCounts struct {
+	counts *Counts
+	mark   int64
+	steps  int
+	full   time.Time
+}
+
+// EventsSince is what a store offers for incremental model updates;
+// *sqlite.DB has it. Without it every recompute is a full rebuild.
+type EventsSince interface {
+	// EachUserEventsSince calls fn with every event of each user who has
+	// an event added after mark, one user at a time, within one read
+	// snapshot, and returns the EventsMark of that snapshot.
+	EachUserEventsSince(ctx context.Context, tenant string, mark int64, fn func(user string, events []memento.Event) error) (int64, error)
 }
 
 // Register registers the worker's three job kinds with a queue.
@@ -138,6 +174,9 @@ func (w *Worker) Recompute(ctx context.Context, s memento.Scope) (*memento.Profi
 		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
 	}
 	p, err := w.Profiles.SaveLearned(ctx, s, keys)
+	if memento.ErrorCode(err) == memento.ENOTFOUND {
+		return before, nil // forgotten while the keys were learned: stays forgotten
+	}
 	if err != nil {
 		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
 	}
@@ -181,15 +220,10 @@ func (w *Worker) RecomputeModel(ctx context.Context, tenant string, force bool) 
 			return false, nil
 		}
 	}
-	b := NewModelBuilder(w.Model)
-	mark, err := w.Models.EachUserEvents(ctx, tenant, func(_ string, events []memento.Event) error {
-		b.Add(events)
-		return nil
-	})
+	m, mark, kept, err := w.learn(ctx, tenant, force)
 	if err != nil {
 		return false, fmt.Errorf("recompute model of %s: %w", tenant, err)
 	}
-	m := b.Build()
 	if !force && cur != nil && cur.EventsMark == RestoredMark {
 		// A model restored from a snapshot learned from users this store
 		// may not have (yet): keep it until the local events cover as
@@ -197,6 +231,7 @@ func (w *Worker) RecomputeModel(ctx context.Context, tenant string, force bool) 
 		if n, err := ModelUsers(cur.Data); err == nil && m.Users() < n {
 			w.logger().InfoContext(ctx, "kept the co-occurrence model restored from a snapshot", "tenant", tenant,
 				"restored users", n, "local users", m.Users())
+			delete(w.counts, tenant) // learn from every event again next time
 			return false, nil
 		}
 	}
@@ -207,15 +242,70 @@ func (w *Worker) RecomputeModel(ctx context.Context, tenant string, force bool) 
 	if _, err := w.Models.SaveProfileModel(ctx, memento.ProfileModel{Tenant: tenant, Name: ModelName, EventsMark: mark, Data: data}, false); err != nil {
 		return false, fmt.Errorf("recompute model of %s: %w", tenant, err)
 	}
-	w.logger().InfoContext(ctx, "co-occurrence model learned", "tenant", tenant, "titles", m.Len(), "users", m.Users(), "bytes", len(data))
+	w.logger().InfoContext(ctx, "co-occurrence model learned", "tenant", tenant, "titles", m.Len(), "users", m.Users(), "bytes", len(data),
+		"incremental", kept)
 	if w.ModelChanged != nil {
 		w.ModelChanged(tenant)
 	}
 	return true, nil
 }
 
+// learn brings the tenant's counts up to date and builds the model: from
+// the users whose events changed since the counts' mark when the store
+// offers that and the counts are fresh enough, from every event otherwise.
+// It reports whether the update was incremental. w.mu is held.
+func (w *Worker) learn(ctx context.Context, tenant string, force bool) (*Model, int64, bool, error) {
+	fullEvery, fullAfter := w.FullEvery, w.FullAfter
+	if fullEvery <= 0 {
+		fullEvery = 50
+	}
+	if fullAfter <= 0 {
+		fullAfter = 10 * time.Minute
+	}
+	st := w.counts[tenant]
+	since, ok := w.Models.(EventsSince)
+	if ok && st != nil && !force && st.steps < fullEvery && time.Since(st.full) < fullAfter {
+		mark, err := since.EachUserEventsSince(ctx, tenant, st.mark, func(user string, events []memento.Event) error {
+			st.counts.Set(user, events)
+			return nil
+		})
+		if err != nil {
+			delete(w.counts, tenant) // a half-applied update is not kept
+			return nil, 0, false, err
+		}
+		st.mark = mark
+		st.steps++
+		return st.counts.Build(), mark, true, nil
+	}
+	counts := NewCounts(w.Model)
+	mark, err := w.Models.EachUserEvents(ctx, tenant, func(user string, events []memento.Event) error {
+		counts.Set(user, events)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, false, err
+	}
+	m := counts.Build()
+	if st != nil && st.mark == mark {
+		// The incremental counts saw the same events: their model must be
+		// this one.
+		a, _ := st.counts.Build().MarshalBinary()
+		b, _ := m.MarshalBinary()
+		if !bytes.Equal(a, b) {
+			w.Mismatches.Add(1)
+			w.logger().ErrorContext(ctx, "the incrementally updated co-occurrence model differs from the full rebuild; keeping the rebuild",
+				"tenant", tenant, "mark", mark)
+		}
+	}
+	if w.counts == nil {
+		w.counts = map[string]*tenantCounts{}
+	}
+	w.counts[tenant] = &tenantCounts{counts: counts, mark: mark, full: time.Now()}
+	return m, mark, false, nil
+}
+
 // HandleMessage is the handler of memento.JobMessageEvents: it reads the
-// message, finds the actions it reports (EventsFromMessage) and adds them
+// message, finds the actions it reports (MessageEvents) and adds them
 // as events, which enqueue the profile and model jobs. Event ids derive
 // from the message id, so a job that runs twice adds nothing new.
 func (w *Worker) HandleMessage(ctx context.Context, _ string, payload json.RawMessage) error {
@@ -223,7 +313,7 @@ func (w *Worker) HandleMessage(ctx context.Context, _ string, payload json.RawMe
 	if err := json.Unmarshal(payload, &job); err != nil {
 		return fmt.Errorf("message events job: decode payload: %w", err)
 	}
-	if w.Messages == nil || w.Resolve == nil {
+	if w.Messages == nil || w.Actions == nil {
 		return nil
 	}
 	s := memento.Scope{Tenant: job.Tenant, User: job.User}
@@ -236,7 +326,12 @@ func (w *Worker) HandleMessage(ctx context.Context, _ string, payload json.RawMe
 	if m.Role != memento.RoleUser {
 		return nil
 	}
-	events := EventsFollowing(m.ID, previousUserText(ctx, w.Messages, s, *m), m.Text, m.At, w.Resolve)
+	previous, asked := conversation(ctx, w.Messages, s, *m)
+	events, err := MessageEvents(ctx, w.Actions, MessageInput{ID: m.ID, Text: m.Text, At: m.At,
+		Previous: previous, Asked: asked, Resolve: w.Resolve})
+	if err != nil {
+		return fmt.Errorf("message events job: %w", err)
+	}
 	if len(events) == 0 {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/sqlite"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
@@ -25,6 +26,7 @@ func startWorker(t *testing.T) (*sqlite.DB, *profile.Worker, *changes) {
 	idx := catalog.New(testTitles())
 	ch := &changes{}
 	w := &profile.Worker{Events: db, Profiles: db, Models: db, Messages: db, Resolve: idx.ResolveTitle, Catalog: idx,
+		Actions:        offline.New(offline.Options{Titles: idx.ResolveTitle}),
 		ProfileChanged: ch.profile, ModelChanged: ch.model}
 	w.Register(db)
 	if err := db.Start(context.Background()); err != nil {
@@ -144,7 +146,9 @@ func TestWorkerReadsMessages(t *testing.T) {
 	}
 	// Running the job again (a retry) adds nothing.
 	payload, _ := json.Marshal(memento.MessageJob{Tenant: memento.DefaultTenant, User: "bob", Thread: "t1", Message: "m1"})
-	w := &profile.Worker{Events: db, Profiles: db, Models: db, Messages: db, Resolve: catalog.New(testTitles()).ResolveTitle}
+	idx := catalog.New(testTitles())
+	w := &profile.Worker{Events: db, Profiles: db, Models: db, Messages: db, Resolve: idx.ResolveTitle,
+		Actions: offline.New(offline.Options{Titles: idx.ResolveTitle})}
 	if err := w.HandleMessage(ctx, memento.JobMessageEvents, payload); err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +193,9 @@ func TestSectionRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	a, b := sqlitetest.Open(t), sqlitetest.Open(t)
 	s := memento.Scope{User: "dee"}
+	if _, err := a.EnsureUser(ctx, s); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := a.SaveLearned(ctx, s, map[string]memento.ProfileEntry{"seen": {Value: json.RawMessage(`["heat"]`), Evidence: []string{"e1"}}}); err != nil {
 		t.Fatal(err)
 	}

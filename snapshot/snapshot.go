@@ -56,24 +56,7 @@ func (x *Snapshots) logger() *slog.Logger {
 // Document builds the user's snapshot document. Errors: ENOTFOUND for a
 // user the local store does not know.
 func (x *Snapshots) Document(ctx context.Context, s memento.Scope) (*memento.UserExport, error) {
-	doc, err := x.Local.ExportUser(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	for _, sec := range x.Sections {
-		data, err := sec.ExportSection(ctx, s)
-		if err != nil {
-			return nil, fmt.Errorf("snapshot section %s: %w", sec.SectionName(), err)
-		}
-		if data == nil {
-			continue
-		}
-		if doc.Sections == nil {
-			doc.Sections = map[string]json.RawMessage{}
-		}
-		doc.Sections[sec.SectionName()] = data
-	}
-	return doc, nil
+	return memento.ExportUserDocument(ctx, x.Local, x.Sections, s)
 }
 
 // Push writes the user's document to the snapshot store. It returns the
@@ -145,23 +128,14 @@ func (x *Snapshots) Pull(ctx context.Context, s memento.Scope, replace bool) (bo
 
 // restore stores a document and its sections.
 func (x *Snapshots) restore(ctx context.Context, s memento.Scope, doc *memento.UserExport) error {
-	sections := doc.Sections
-	if _, err := x.Local.ImportUser(ctx, s, doc); err != nil {
+	if _, err := memento.ImportUserDocument(ctx, x.Local, x.Sections, s, doc); err != nil {
 		return err
 	}
 	known := map[string]bool{}
 	for _, sec := range x.Sections {
-		name := sec.SectionName()
-		known[name] = true
-		data, ok := sections[name]
-		if !ok {
-			continue
-		}
-		if err := sec.ImportSection(ctx, s, data); err != nil {
-			return fmt.Errorf("section %s: %w", name, err)
-		}
+		known[sec.SectionName()] = true
 	}
-	for name := range sections {
+	for name := range doc.Sections {
 		if !known[name] {
 			x.logger().WarnContext(ctx, "snapshot section not restored: this process does not know it", "user", s.User, "section", name)
 		}

@@ -66,7 +66,7 @@ func (db *DB) ExportUser(ctx context.Context, s memento.Scope) (*memento.UserExp
 }
 
 func exportThreads(ctx context.Context, tx *sql.Tx, s memento.Scope) ([]memento.ThreadExport, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, created_at, updated_at, context, last_shown FROM threads
+	rows, err := tx.QueryContext(ctx, `SELECT id, created_at, updated_at, context, last_shown, shown FROM threads
 		WHERE tenant_id = ? AND user_id = ? ORDER BY created_at, id`, s.Tenant, s.User)
 	if err != nil {
 		return nil, err
@@ -75,8 +75,8 @@ func exportThreads(ctx context.Context, tx *sql.Tx, s memento.Scope) ([]memento.
 	for rows.Next() {
 		t := memento.ThreadExport{Thread: memento.Thread{Tenant: s.Tenant, User: s.User}}
 		var created, updated int64
-		var ac, shown string
-		if err := rows.Scan(&t.Thread.ID, &created, &updated, &ac, &shown); err != nil {
+		var ac, shown, all string
+		if err := rows.Scan(&t.Thread.ID, &created, &updated, &ac, &shown, &all); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -92,6 +92,10 @@ func exportThreads(ctx context.Context, tx *sql.Tx, s memento.Scope) ([]memento.
 		}
 		if t.LastShown == nil {
 			t.LastShown = []string{}
+		}
+		if err := json.Unmarshal([]byte(all), &t.Shown); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("decode shown titles of %s: %w", t.Thread.ID, err)
 		}
 		threads = append(threads, t)
 	}
@@ -135,6 +139,25 @@ func exportThreads(ctx context.Context, tx *sql.Tx, s memento.Scope) ([]memento.
 		}
 		srows.Close()
 		if err := srows.Err(); err != nil {
+			return nil, err
+		}
+		arows, err := tx.QueryContext(ctx, `SELECT m.id, m.seq, a.answer FROM turn_answers a JOIN messages m ON m.pk = a.message_pk
+			WHERE m.tenant_id = ? AND m.user_id = ? AND m.thread_id = ? ORDER BY m.seq`, s.Tenant, s.User, id)
+		if err != nil {
+			return nil, err
+		}
+		for arows.Next() {
+			var a memento.TurnAnswer
+			var answer string
+			if err := arows.Scan(&a.Message, &a.Seq, &answer); err != nil {
+				arows.Close()
+				return nil, err
+			}
+			a.Answer = json.RawMessage(answer)
+			threads[i].Answers = append(threads[i].Answers, a)
+		}
+		arows.Close()
+		if err := arows.Err(); err != nil {
 			return nil, err
 		}
 	}
@@ -215,6 +238,11 @@ func (db *DB) ImportUser(ctx context.Context, s memento.Scope, doc *memento.User
 				return nil, memento.Errorf(memento.EINVALID, "threads[%d].messages[%d].id is required", i, j)
 			}
 		}
+		for j, a := range t.Answers {
+			if a.Message == "" || !json.Valid(a.Answer) || len(a.Answer) == 0 || a.Answer[0] != '{' {
+				return nil, memento.Errorf(memento.EINVALID, "threads[%d].answers[%d] needs the message it came with and an answer that is a JSON object", i, j)
+			}
+		}
 	}
 	if err := checkEvents(doc.Events); err != nil {
 		return nil, err
@@ -262,6 +290,21 @@ func (db *DB) ImportUser(ctx context.Context, s memento.Scope, doc *memento.User
 						nanos(t.Thread.UpdatedAt), s.Tenant, s.User, t.Thread.ID); err != nil {
 						return fmt.Errorf("import thread %s: %w", t.Thread.ID, err)
 					}
+				}
+			}
+			for _, a := range t.Answers {
+				// An answer is kept with its assistant message, which must be
+				// in the thread; one stored already stays as it is.
+				r, err := tx.ExecContext(ctx, `INSERT INTO turn_answers (message_pk, answer)
+					SELECT pk, ? FROM messages WHERE tenant_id = ? AND user_id = ? AND thread_id = ? AND id = ?
+					ON CONFLICT DO NOTHING`, string(a.Answer), s.Tenant, s.User, t.Thread.ID, a.Message)
+				if err != nil {
+					return fmt.Errorf("import the answer of message %s: %w", a.Message, err)
+				}
+				if n, _ := r.RowsAffected(); n > 0 {
+					res.Answers++
+				} else {
+					res.Skipped++
 				}
 			}
 			for _, sum := range t.Summaries {
@@ -354,6 +397,17 @@ func importThread(ctx context.Context, tx *sql.Tx, s memento.Scope, t memento.Th
 	if err != nil {
 		return false, err
 	}
+	all := t.Shown
+	if all == nil {
+		all = shown // a document from before ThreadState.Shown
+	}
+	if len(all) > memento.MaxShownRemembered {
+		all = all[:memento.MaxShownRemembered]
+	}
+	allJSON, err := json.Marshal(all)
+	if err != nil {
+		return false, err
+	}
 	created, updated := now.UnixNano(), now.UnixNano()
 	if !t.Thread.CreatedAt.IsZero() {
 		created = nanos(t.Thread.CreatedAt)
@@ -361,8 +415,8 @@ func importThread(ctx context.Context, tx *sql.Tx, s memento.Scope, t memento.Th
 	if !t.Thread.UpdatedAt.IsZero() {
 		updated = nanos(t.Thread.UpdatedAt)
 	}
-	r, err := tx.ExecContext(ctx, `INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context, last_shown)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, t.Thread.ID, created, updated, string(acJSON), string(shownJSON))
+	r, err := tx.ExecContext(ctx, `INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context, last_shown, shown)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, t.Thread.ID, created, updated, string(acJSON), string(shownJSON), string(allJSON))
 	if err != nil {
 		return false, fmt.Errorf("import thread %s: %w", t.Thread.ID, err)
 	}

@@ -28,6 +28,14 @@ func checkMessages(msgs []memento.Message) error {
 		if err := memento.CheckTime(fmt.Sprintf("messages[%d].at", i), m.At); err != nil {
 			return err
 		}
+		if e := m.Emotion; e != nil {
+			if !memento.ValidEmotion(e.Label) {
+				return memento.Errorf(memento.EINVALID, "messages[%d].emotion.label must be one of %s, got %q", i, strings.Join(memento.EmotionLabels, ", "), e.Label)
+			}
+			if !(e.Confidence >= 0 && e.Confidence <= 1) {
+				return memento.Errorf(memento.EINVALID, "messages[%d].emotion.confidence must be between 0 and 1, got %v", i, e.Confidence)
+			}
+		}
 	}
 	return nil
 }
@@ -91,8 +99,8 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, '[]') ON CONFLICT DO NOTHING`
 	sqlThreadSeq     = `SELECT last_seq FROM threads WHERE tenant_id = ? AND user_id = ? AND id = ?`
 	sqlMessageByID   = `SELECT ` + messageColumns + ` FROM messages WHERE tenant_id = ? AND user_id = ? AND id = ?`
-	sqlInsertMessage = `INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertMessage = `INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlUpdateThreadSeq = `UPDATE threads SET last_seq = ?, updated_at = ? WHERE tenant_id = ? AND user_id = ? AND id = ?`
 )
 
@@ -150,8 +158,9 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 		seq++
 		m.Tenant, m.User, m.Thread, m.Seq = s.Tenant, s.User, thread, seq
 		m.At, m.CreatedAt = m.At.UTC(), now
+		label, confidence := emotionColumns(m.Emotion)
 		if _, err := tx.ExecContext(ctx, sqlInsertMessage,
-			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt)); err != nil {
+			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt), label, confidence); err != nil {
 			return nil, nil, fmt.Errorf("insert message %s: %w", m.ID, err)
 		}
 		stored = append(stored, m)
@@ -168,7 +177,7 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 }
 
 // messageColumns are the columns scanMessage reads, in its order.
-const messageColumns = `tenant_id, user_id, thread_id, id, seq, role, text, at, created_at`
+const messageColumns = `tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence`
 
 // rowScanner is a *sql.Row or *sql.Rows.
 type rowScanner interface {
@@ -180,12 +189,26 @@ func scanMessage(r rowScanner, extra ...any) (memento.Message, error) {
 	var m memento.Message
 	var role string
 	var at, created int64
-	dest := append([]any{&m.Tenant, &m.User, &m.Thread, &m.ID, &m.Seq, &role, &m.Text, &at, &created}, extra...)
+	var label sql.NullString
+	var confidence sql.NullFloat64
+	dest := append([]any{&m.Tenant, &m.User, &m.Thread, &m.ID, &m.Seq, &role, &m.Text, &at, &created, &label, &confidence}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return m, err
 	}
 	m.Role, m.At, m.CreatedAt = memento.Role(role), fromNanos(at), fromNanos(created)
+	if label.Valid {
+		m.Emotion = &memento.Emotion{Label: label.String, Confidence: confidence.Float64}
+	}
 	return m, nil
+}
+
+// emotionColumns are the stored form of a message's emotion: NULLs for
+// none.
+func emotionColumns(e *memento.Emotion) (label, confidence any) {
+	if e == nil {
+		return nil, nil
+	}
+	return e.Label, e.Confidence
 }
 
 // Messages lists a thread's messages with Seq > afterSeq in order, at most

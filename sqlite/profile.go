@@ -112,8 +112,15 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 	}
 	var out *memento.Profile
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := db.ensureUser(ctx, tx, s); err != nil {
-			return err
+		// Learned keys come from the user's events, so the user exists
+		// unless they were forgotten while the keys were learned: then
+		// nothing is written, or the user would come back.
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&n); err != nil {
+			return fmt.Errorf("look up user %s: %w", s.User, err)
+		}
+		if n == 0 {
+			return memento.Errorf(memento.ENOTFOUND, "user %q does not exist (forgotten since its profile was learned)", s.User)
 		}
 		cur, err := readProfile(ctx, tx, s)
 		if err != nil {
@@ -433,6 +440,18 @@ func (db *DB) EventsMark(ctx context.Context, tenant string) (int64, error) {
 // they happened, within one read snapshot. It returns the EventsMark of
 // that snapshot. fn must not keep events after it returns.
 func (db *DB) EachUserEvents(ctx context.Context, tenant string, fn func(user string, events []memento.Event) error) (int64, error) {
+	return db.eachUserEvents(ctx, tenant, -1, fn)
+}
+
+// EachUserEventsSince is EachUserEvents for the users who have an event
+// added after mark (an EventsMark), each with all of their events: what an
+// incremental update of the co-occurrence model reads.
+func (db *DB) EachUserEventsSince(ctx context.Context, tenant string, mark int64, fn func(user string, events []memento.Event) error) (int64, error) {
+	return db.eachUserEvents(ctx, tenant, max(mark, 0), fn)
+}
+
+// eachUserEvents serves both: since < 0 reads every user.
+func (db *DB) eachUserEvents(ctx context.Context, tenant string, since int64, fn func(user string, events []memento.Event) error) (int64, error) {
 	if tenant == "" {
 		tenant = memento.DefaultTenant
 	}
@@ -443,8 +462,15 @@ func (db *DB) EachUserEvents(ctx context.Context, tenant string, fn func(user st
 			return err
 		}
 		mark = m.Int64
-		rows, err := tx.QueryContext(ctx, `SELECT user_id, id, type, title_id, value, at FROM events
-			WHERE tenant_id = ? ORDER BY user_id, at, pk`, tenant)
+		query, args := `SELECT user_id, id, type, title_id, value, at FROM events
+			WHERE tenant_id = ? ORDER BY user_id, at, pk`, []any{tenant}
+		if since >= 0 {
+			// pk is the rowid: the users with newer events are a range scan.
+			query, args = `SELECT user_id, id, type, title_id, value, at FROM events
+				WHERE tenant_id = ? AND user_id IN (SELECT DISTINCT user_id FROM events WHERE pk > ? AND tenant_id = ?)
+				ORDER BY user_id, at, pk`, []any{tenant, since, tenant}
+		}
+		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}

@@ -46,6 +46,9 @@ func TestSaveLearnedKeepsUserKeys(t *testing.T) {
 	ctx := context.Background()
 	db := openClocked(t)
 	s := memento.Scope{User: "ann"}
+	if _, err := db.EnsureUser(ctx, s); err != nil {
+		t.Fatal(err)
+	}
 
 	p, err := db.SaveLearned(ctx, s, map[string]memento.ProfileEntry{
 		"seen":            learned(`["t1"]`, "e1"),
@@ -122,6 +125,9 @@ func TestUpdateProfile(t *testing.T) {
 	ctx := context.Background()
 	db := openClocked(t)
 	s := memento.Scope{User: "bob"}
+	if _, err := db.EnsureUser(ctx, s); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.SaveLearned(ctx, s, map[string]memento.ProfileEntry{"seen": learned(`["t1"]`)}); err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,11 @@ type worker struct {
 
 // Work hands the job's payload to the handler.
 func (w *worker) Work(ctx context.Context, job *river.Job[jobArgs]) error {
+	// What is counted per tenant (the language-model budget) is charged
+	// to the tenant the job was enqueued for.
+	if job.Args.Tenant != "" {
+		ctx = memento.WithTenant(ctx, job.Args.Tenant)
+	}
 	return w.fn(ctx, job.Kind, job.Args.Payload)
 }
 

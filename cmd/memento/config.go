@@ -40,6 +40,23 @@ type Config struct {
 	LLM   LLMConfig
 	Embed EmbedConfig
 	HTTP  HTTPConfig
+	// Emotion says who tags user messages with an emotion: offline (the
+	// rules, the default) or model (the language-model server, one more
+	// request per message on the turn's path).
+	Emotion string
+	// Speech is the transcription server of POST /v1/chat/audio.
+	Speech SpeechConfig
+}
+
+// SpeechConfig configures speech turns: an OpenAI-compatible
+// transcription endpoint (POST {BaseURL}/audio/transcriptions).
+type SpeechConfig struct {
+	BaseURL string // empty: speech turns answer 503
+	Model   string
+	APIKey  string
+	// KeepAudio, when set, names a directory where each turn's audio is
+	// kept; empty keeps none.
+	KeepAudio string
 }
 
 // LLMConfig selects and configures the language-model provider.
@@ -76,7 +93,16 @@ type HTTPConfig struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	MaxConns          int
+	// MaxQueueLag is how far memory formation may trail the message log
+	// (the age of the oldest unfinished job) before appends are refused
+	// with 503 and Retry-After; 0 never refuses.
+	MaxQueueLag time.Duration
 }
+
+// DefaultMaxQueueLag is how far memory formation may trail the message log
+// before appends are refused: far above what a healthy queue shows (jobs
+// end within seconds), so only a backlog that keeps growing trips it.
+const DefaultMaxQueueLag = 5 * time.Minute
 
 // DefaultConfig returns the zero-configuration settings: an SQLite file in
 // the working directory, the offline model and a loopback address.
@@ -91,12 +117,15 @@ func DefaultConfig() Config {
 		Workers:       sqlite.DefaultWorkers,
 		LLM:           LLMConfig{Model: "gpt-4o-mini", Concurrency: openai.DefaultConcurrency, JobConcurrency: openai.DefaultJobConcurrency},
 		Embed:         EmbedConfig{Model: "text-embedding-3-small", Dim: 256},
+		Emotion:       "offline",
+		Speech:        SpeechConfig{Model: "whisper-1"},
 		HTTP: HTTPConfig{
 			ReadHeaderTimeout: mhttp.DefaultReadHeaderTimeout,
 			ReadTimeout:       mhttp.DefaultReadTimeout,
 			WriteTimeout:      mhttp.DefaultWriteTimeout,
 			IdleTimeout:       mhttp.DefaultIdleTimeout,
 			MaxConns:          mhttp.DefaultMaxConns,
+			MaxQueueLag:       DefaultMaxQueueLag,
 		},
 	}
 }
@@ -137,6 +166,12 @@ func (c *Config) envSettings() []envSetting {
 		{name: "MEMENTO_HTTP_WRITE_TIMEOUT", dur: &c.HTTP.WriteTimeout},
 		{name: "MEMENTO_HTTP_IDLE_TIMEOUT", dur: &c.HTTP.IdleTimeout},
 		{name: "MEMENTO_HTTP_MAX_CONNS", num: &c.HTTP.MaxConns},
+		{name: "MEMENTO_MAX_QUEUE_LAG", dur: &c.HTTP.MaxQueueLag},
+		{name: "MEMENTO_EMOTION", str: &c.Emotion},
+		{name: "MEMENTO_STT_BASE_URL", str: &c.Speech.BaseURL},
+		{name: "MEMENTO_STT_MODEL", str: &c.Speech.Model},
+		{name: "MEMENTO_STT_API_KEY", str: &c.Speech.APIKey},
+		{name: "MEMENTO_STT_KEEP_AUDIO", str: &c.Speech.KeepAudio},
 	}
 }
 
@@ -284,6 +319,23 @@ func (c *Config) Validate() error {
 	default:
 		return memento.Errorf(memento.EINVALID, "--embed-provider (MEMENTO_EMBED_PROVIDER) must be offline or openai, got %q", c.Embed.Provider)
 	}
+	switch c.Emotion {
+	case "offline":
+	case "model":
+		if c.LLM.Provider != "openai" {
+			return memento.Errorf(memento.EINVALID, "MEMENTO_EMOTION=model needs a model server (MEMENTO_LLM_BASE_URL); the provider is %s", c.LLM.Provider)
+		}
+	default:
+		return memento.Errorf(memento.EINVALID, "MEMENTO_EMOTION must be offline or model, got %q", c.Emotion)
+	}
+	if c.Speech.BaseURL != "" {
+		if err := checkURL("MEMENTO_STT_BASE_URL", c.Speech.BaseURL); err != nil {
+			return err
+		}
+		if strings.TrimSpace(c.Speech.Model) == "" {
+			return memento.Errorf(memento.EINVALID, "MEMENTO_STT_MODEL must name a transcription model when MEMENTO_STT_BASE_URL is set")
+		}
+	}
 	return nil
 }
 
@@ -314,6 +366,9 @@ func (h HTTPConfig) validate() error {
 	}
 	if h.ReadHeaderTimeout > h.ReadTimeout {
 		return memento.Errorf(memento.EINVALID, "--http-read-header-timeout (MEMENTO_HTTP_READ_HEADER_TIMEOUT) %s must not be above --http-read-timeout (MEMENTO_HTTP_READ_TIMEOUT) %s, which covers the headers too", h.ReadHeaderTimeout, h.ReadTimeout)
+	}
+	if h.MaxQueueLag < 0 || h.MaxQueueLag > 24*time.Hour {
+		return memento.Errorf(memento.EINVALID, "--max-queue-lag (MEMENTO_MAX_QUEUE_LAG) must be between 0 (never refuse) and 24h, got %s", h.MaxQueueLag)
 	}
 	if h.MaxConns < 1 || h.MaxConns > 1_000_000 {
 		return memento.Errorf(memento.EINVALID, "--http-max-conns (MEMENTO_HTTP_MAX_CONNS) must be between 1 and 1000000, got %d", h.MaxConns)

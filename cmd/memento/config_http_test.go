@@ -20,6 +20,7 @@ func TestHTTPConfig(t *testing.T) {
 		"MEMENTO_HTTP_READ_TIMEOUT": "20s",
 		"MEMENTO_HTTP_IDLE_TIMEOUT": "1m",
 		"MEMENTO_HTTP_MAX_CONNS":    "64",
+		"MEMENTO_MAX_QUEUE_LAG":     "90s",
 	}
 	m.Getenv = func(k string) string { return env[k] }
 	if err := m.ParseFlags(context.Background(), []string{"serve", "--allowed-hosts", "a.lan,b.lan:8443", "--http-write-timeout", "3m"}); err != nil {
@@ -33,6 +34,7 @@ func TestHTTPConfig(t *testing.T) {
 		WriteTimeout:      3 * time.Minute,
 		IdleTimeout:       time.Minute,
 		MaxConns:          64,
+		MaxQueueLag:       90 * time.Second,
 	}
 	if diff := cmp.Diff(want, m.Config.HTTP); diff != "" {
 		t.Errorf("HTTP config (-want +got):\n%s", diff)
@@ -55,6 +57,8 @@ func TestHTTPConfig(t *testing.T) {
 		{args: []string{"serve", "--http-write-timeout", "2h"}, want: "--http-write-timeout"},
 		{args: []string{"serve", "--http-read-timeout", "5s", "--http-read-header-timeout", "6s"}, want: "--http-read-header-timeout"},
 		{args: []string{"serve", "--http-max-conns", "0"}, want: "--http-max-conns"},
+		{args: []string{"serve", "--max-queue-lag", "-1s"}, want: "--max-queue-lag"},
+		{args: []string{"serve"}, env: map[string]string{"MEMENTO_MAX_QUEUE_LAG": "soon"}, want: "MEMENTO_MAX_QUEUE_LAG"},
 	}
 	for _, tt := range tests {
 		m := NewMain()

@@ -19,7 +19,9 @@ func (m *Main) evalCommand() *cobra.Command {
 	cmd.AddCommand(m.evalFollowupCommand())
 	cmd.AddCommand(m.evalColdstartCommand())
 	cmd.AddCommand(m.evalLocomoCommand())
+	cmd.AddCommand(m.evalExtractCommand())
 	cmd.AddCommand(m.evalMovielensCommand())
+	cmd.AddCommand(m.evalEmotionCommand())
 	return cmd
 }
 

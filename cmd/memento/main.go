@@ -78,7 +78,12 @@ type Main struct {
 	args      []string
 	serving   bool
 	serverURL string
+	limits    limitsConfig
 	tempDirs  []string
+	// experiment is the study serve --experiment runs; experimentSeed,
+	// when not 0, seeds its arm assignment (for scripted runs).
+	experiment     string
+	experimentSeed uint64
 }
 
 // NewMain returns a Main wired to the process's standard streams and
@@ -256,6 +261,9 @@ func (m *Main) commands() *cobra.Command {
 		m.snapshotCommand(),
 		m.ingestCommand(), m.memoriesCommand(), m.recallCommand(),
 		m.tortureCommand(),
+		m.experimentCommand(),
+		m.mcpCommand(),
+		m.keysCommand(),
 	)
 	return root
 }

@@ -173,7 +173,11 @@ func (a *App) memoryRoutes(ctx context.Context) mhttp.MemoryRoutes {
 	if err != nil {
 		a.Logger.Warn("context assembly is off", "err", err)
 	}
-	return mhttp.MemoryRoutes{Store: a.DB, Assembler: asm, JobsFor: a.messageJobs, Reindex: a.Reindex, Sections: a.userSections()}
+	emotion, err := a.EmotionClassifier(ctx)
+	if err != nil {
+		a.Logger.Warn("emotion tagging of appended messages is off", "err", err)
+	}
+	return mhttp.MemoryRoutes{Store: a.DB, Assembler: asm, JobsFor: a.messageJobs, Reindex: a.Reindex, Sections: a.userSections(), Emotion: emotion}
 }
 
 // ingestLine is one line of `memento ingest` in the JSON-lines format.
@@ -620,7 +624,9 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Short: "Print everything Memento keeps about a user as one JSON document",
 		Args:  cobra.NoArgs,
 		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
-			doc, err := app.DB.ExportUser(cmd.Context(), s)
+			// The document of GET .../export: with the profile and the
+			// preferences.
+			doc, err := memento.ExportUserDocument(cmd.Context(), app.DB, app.userSections(), s)
 			if err != nil {
 				return err
 			}
@@ -650,14 +656,15 @@ func (m *Main) memoriesCommand() *cobra.Command {
 			}
 			s := app.Scope(user)
 			// The same gate as POST .../import: refused whole, nothing written.
-			findings, err := hygiene.ScreenExport(&doc, nil)
+			sections := app.userSections()
+			findings, err := hygiene.ScreenExport(&doc, hygiene.Screeners(sections))
 			if err != nil {
 				return err
 			}
 			if err := hygiene.Refuse("import "+args[0], findings); err != nil {
 				return err
 			}
-			res, err := app.DB.ImportUser(cmd.Context(), s, &doc)
+			res, err := memento.ImportUserDocument(cmd.Context(), app.DB, sections, s, &doc)
 			if err != nil {
 				return err
 			}

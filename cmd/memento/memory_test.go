@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -113,9 +114,29 @@ func TestIngestMemoriesAndRecall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// It is the document of GET .../export, with the other components'
+	// sections, and the import restores them.
+	var doc memento.UserExport
+	if err := json.Unmarshal([]byte(export), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc.Sections["preferences"]; !ok {
+		t.Errorf("memories export lacks the preferences section; it has %v", slices.Collect(maps.Keys(doc.Sections)))
+	}
 	out, err = run(t, export, append([]string{"memories", "import", "-", "--user", "carl"}, common...)...)
 	if err != nil || !strings.Contains(out, `"memories":4`) {
 		t.Errorf("import = %s, %v", out, err)
+	}
+	again, err := run(t, "", append([]string{"memories", "export", "--user", "carl"}, common...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var carl memento.UserExport
+	if err := json.Unmarshal([]byte(again), &carl); err != nil {
+		t.Fatal(err)
+	}
+	if string(carl.Sections["preferences"]) != string(doc.Sections["preferences"]) {
+		t.Errorf("preferences after import:\n%s\nwant\n%s", carl.Sections["preferences"], doc.Sections["preferences"])
 	}
 }
 

@@ -76,8 +76,13 @@ func (a *App) Embedder(ctx context.Context) (memento.Embedder, error) {
 // openaiModel returns the OpenAI-compatible provider behind m, past its
 // fallback wrapper, or nil when m is another provider.
 func openaiModel(m memento.LanguageModel) *openai.Model {
-	if fb, ok := m.(*fallback.Model); ok {
-		m = fb.Primary()
+	// Wrappers (llm/budget, llm/fallback) name the model they wrap.
+	for {
+		w, ok := m.(interface{ Primary() memento.LanguageModel })
+		if !ok {
+			break
+		}
+		m = w.Primary()
 	}
 	om, _ := m.(*openai.Model)
 	return om
@@ -116,7 +121,12 @@ func (a *App) Agent(ctx context.Context) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	emotion, err := a.EmotionClassifier(ctx)
+	if err != nil {
+		return nil, err
+	}
 	a.agent = &agent.Agent{
+		Emotion: emotion,
 		Catalog: cat,
 		Threads: a.DB,
 		Model:   model,

@@ -43,7 +43,14 @@ func (a *App) profileWorker(ctx context.Context) (*profile.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &profile.Worker{Events: a.DB, Profiles: a.DB, Models: a.DB, Messages: a.DB,
+	model, err := a.Model(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The actions a message reports are read by the configured model
+	// (the offline rules unless a model server is set).
+	actions, _ := model.(memento.ActionReader)
+	return &profile.Worker{Events: a.DB, Profiles: a.DB, Models: a.DB, Messages: a.DB, Actions: actions,
 		Resolve: cat.ResolveTitle, Catalog: cat, Logger: a.Logger}, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	mhttp "github.com/memento-ai/memento/http"
+	"github.com/memento-ai/memento/mcp"
 	"github.com/memento-ai/memento/prefs"
 )
 
@@ -31,19 +33,33 @@ func (m *Main) serveCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&h.ReadTimeout, "http-read-timeout", h.ReadTimeout, "time a client has to send a whole request, body included (MEMENTO_HTTP_READ_TIMEOUT)")
 	cmd.Flags().DurationVar(&h.WriteTimeout, "http-write-timeout", h.WriteTimeout, "time from the end of a request's headers to the end of its answer; a chat turn must fit (MEMENTO_HTTP_WRITE_TIMEOUT)")
 	cmd.Flags().DurationVar(&h.IdleTimeout, "http-idle-timeout", h.IdleTimeout, "time a keep-alive connection may wait for its next request (MEMENTO_HTTP_IDLE_TIMEOUT)")
+	cmd.Flags().Uint64Var(&m.experimentSeed, "experiment-seed", 0, "seed the study's arm assignment, for scripted runs that must repeat; 0 (the default) draws a random seed, as a real study must")
+	cmd.Flags().StringVar(&m.experiment, "experiment", "", "run the web UI as this study (memento experiment create): consent, demographics, the conversation, the questionnaire")
 	cmd.Flags().IntVar(&h.MaxConns, "http-max-conns", h.MaxConns, "connections open at once; more wait in the kernel's backlog (MEMENTO_HTTP_MAX_CONNS)")
+	m.addLimitFlags(cmd.Flags())
+	cmd.Flags().DurationVar(&h.MaxQueueLag, "max-queue-lag", h.MaxQueueLag, "refuse appends with 503 and Retry-After while the oldest unfinished background job is older than this; 0 never refuses (MEMENTO_MAX_QUEUE_LAG)")
 	return cmd
 }
 
 // serve opens every component, starts the job queue and the HTTP server,
 // and returns; Close stops them.
 func (m *Main) serve(ctx context.Context) error {
+	tenantTokens, err := m.limits.validate()
+	if err != nil {
+		return err
+	}
 	app, err := m.App(ctx)
 	if err != nil {
 		return err
 	}
+	if err := m.checkServeKeys(ctx, app); err != nil {
+		return err
+	}
 	cat, err := app.Catalog(ctx)
 	if err != nil {
+		return err
+	}
+	if err := m.applyBudget(ctx, app, tenantTokens); err != nil {
 		return err
 	}
 	ag, err := app.Agent(ctx)
@@ -57,7 +73,23 @@ func (m *Main) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	snapshots, err := m.startSnapshots(ctx, app)
+	snapshots, hooks, err := m.startSnapshots(ctx, app)
+	if err != nil {
+		return err
+	}
+	mcpSrv, err := app.MCPServer(ctx)
+	if err != nil {
+		return err
+	}
+	if hooks != nil {
+		// The tools restore, write behind and forget as the REST routes do.
+		mcpSrv.Hooks = mcp.Hooks{Ensure: hooks.Ensure, Changed: hooks.Changed, Deleted: hooks.Deleted}
+	}
+	study, err := m.study(ctx, app)
+	if err != nil {
+		return err
+	}
+	speech, err := app.speech(ag)
 	if err != nil {
 		return err
 	}
@@ -68,13 +100,17 @@ func (m *Main) serve(ctx context.Context) error {
 		Catalog:  cat,
 		Health:   map[string]memento.Pinger{"store": app.DB},
 		Registry: app.Registry,
+		Keys:     app.DB,
+		KeyRate:  m.limits.KeyRate,
+		KeyBurst: m.limits.KeyBurst,
 		Routes: []func(huma.API, *mhttp.Server){
 			snapshots, // first: it wraps the routes after it
 			mhttp.RegisterChat(ag, app.DB, app.DB),
 			mhttp.RegisterProfile(app.profileRoutes()),
 			mhttp.RegisterPreferences(prefsSvc),
-			mhttp.RegisterUI(mhttp.UI{Threads: app.DB, Messages: app.DB, Events: app.DB, Jobs: app.DB}),
+			mhttp.RegisterUI(mhttp.UI{Threads: app.DB, Messages: app.DB, Events: app.DB, Jobs: app.DB, Study: study, Speech: speech.Transcriber != nil}),
 			mhttp.RegisterMemory(app.memoryRoutes(ctx)),
+			mhttp.RegisterSpeech(speech),
 		},
 		AllowedOrigins:    splitList(m.Config.HTTP.AllowedOrigins),
 		AllowedHosts:      splitList(m.Config.HTTP.AllowedHosts),
@@ -83,6 +119,13 @@ func (m *Main) serve(ctx context.Context) error {
 		WriteTimeout:      m.Config.HTTP.WriteTimeout,
 		IdleTimeout:       m.Config.HTTP.IdleTimeout,
 		MaxConns:          m.Config.HTTP.MaxConns,
+		Lag:               app.DB,
+		MaxLag:            m.Config.HTTP.MaxQueueLag,
+		// MCP over streamable HTTP, behind the same guard and keys.
+		Mounts: map[string]http.Handler{"/mcp": mcpSrv.Handler()},
+	}
+	if study != nil {
+		srv.Routes = append(srv.Routes, mhttp.RegisterStudy(study))
 	}
 	if err := srv.Open(); err != nil {
 		return err

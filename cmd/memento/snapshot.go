@@ -97,13 +97,13 @@ func (a *App) snapshots(st snapshot.Store) *snapshot.Snapshots {
 // reports writes. Without --snapshot the route does nothing.
 // MEMENTO_SNAPSHOT_DEBOUNCE (a duration, default 2s) sets how long a user
 // must be quiet before their snapshot is written.
-func (m *Main) startSnapshots(ctx context.Context, app *App) (func(huma.API, *mhttp.Server), error) {
+func (m *Main) startSnapshots(ctx context.Context, app *App) (func(huma.API, *mhttp.Server), *mhttp.SnapshotHooks, error) {
 	if m.Config.Snapshot == "" {
-		return func(huma.API, *mhttp.Server) {}, nil
+		return func(huma.API, *mhttp.Server) {}, nil, nil
 	}
 	st, err := m.openSnapshotStore(ctx, m.Config.Snapshot)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	snap := app.snapshots(st)
 	if _, err := snap.PullModel(ctx, app.Config.Tenant, profile.ModelName, profile.RestoredMark, true); err != nil {
@@ -113,7 +113,7 @@ func (m *Main) startSnapshots(ctx context.Context, app *App) (func(huma.API, *mh
 	if v := m.Getenv("MEMENTO_SNAPSHOT_DEBOUNCE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return nil, memento.Errorf(memento.EINVALID, "MEMENTO_SNAPSHOT_DEBOUNCE must be a duration such as 2s, got %q", v)
+			return nil, nil, memento.Errorf(memento.EINVALID, "MEMENTO_SNAPSHOT_DEBOUNCE must be a duration such as 2s, got %q", v)
 		}
 		opts.Debounce, opts.Poll = d, min(time.Second, max(d/2, 10*time.Millisecond))
 		opts.MinBackoff, opts.MaxBackoff = min(time.Second, d), min(5*time.Minute, 100*d)
@@ -121,12 +121,13 @@ func (m *Main) startSnapshots(ctx context.Context, app *App) (func(huma.API, *mh
 	metrics := snapshot.NewMetrics(app.Registry)
 	wb := &snapshot.WriteBehind{Snapshots: snap, Changes: app.DB, ModelNames: []string{profile.ModelName}, Metrics: metrics, Logger: app.Logger, Options: opts}
 	if err := wb.Start(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	app.onClose(wb.Close)
 	restorer := &snapshot.Restorer{Snapshots: snap, Metrics: metrics, Logger: app.Logger, Restored: wb.MarkWritten}
 	app.Logger.Info("snapshots", "store", st.String())
-	return mhttp.RegisterSnapshots(mhttp.SnapshotHooks{Ensure: restorer.Ensure, Changed: wb.Notify, Deleted: restorer.Forget}), nil
+	hooks := mhttp.SnapshotHooks{Ensure: restorer.Ensure, Changed: wb.Notify, Deleted: restorer.Forget}
+	return mhttp.RegisterSnapshots(hooks), &hooks, nil
 }
 
 // snapshotResult is what push and pull print with --json.

@@ -46,6 +46,9 @@ func (m *Model) WriteReply(ctx context.Context, in memento.ReplyInput) (string, 
 		return joinSentences(m.talkReply(in), effect), nil
 	}
 	var b strings.Builder
+	if in.Frustrated {
+		b.WriteString(frustratedOpening(len(in.Titles)) + " ")
+	}
 	excluded := len(in.Context.ExcludedTitleIDs)
 	if len(in.Titles) == 0 {
 		fmt.Fprintf(&b, "I couldn't find any %s in the catalog", describeContext(in.Context, 0))
@@ -59,7 +62,11 @@ func (m *Model) WriteReply(ctx context.Context, in memento.ReplyInput) (string, 
 		if notes != "" {
 			b.WriteString(" " + notes)
 		}
-		b.WriteString(" Try loosening something: another genre, a wider year range or fewer people.")
+		if in.Frustrated {
+			b.WriteString(" " + widenOffer(in.Widen))
+		} else {
+			b.WriteString(" Try loosening something: another genre, a wider year range or fewer people.")
+		}
 		return b.String(), nil
 	}
 	if in.About != nil {
@@ -82,6 +89,10 @@ func (m *Model) WriteReply(ctx context.Context, in memento.ReplyInput) (string, 
 	}
 	if notes != "" {
 		b.WriteString("\n" + notes)
+	}
+	if in.Frustrated {
+		b.WriteString("\n" + widenOffer(in.Widen))
+		return strings.TrimSpace(b.String()), nil
 	}
 	b.WriteString("\nWant something else? Say \"not those\" for different ones, or refine it: \"movie only\", \"make it older\".")
 	return strings.TrimSpace(b.String()), nil

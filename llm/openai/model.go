@@ -134,6 +134,7 @@ func (m *Model) complete(ctx context.Context, task Task, msgs []chatMessage, sch
 			return nil, err
 		}
 		m.c.acct.tokensUsed(task, res.Usage.PromptTokens, res.Usage.CompletionTokens)
+		memento.CountTokens(ctx, res.Usage.PromptTokens, res.Usage.CompletionTokens)
 		out := &completion{model: res.Model}
 		if len(res.Choices) > 0 {
 			ch := res.Choices[0]

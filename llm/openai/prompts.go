@@ -36,7 +36,7 @@ type prompts struct {
 // that does not parse is a build defect that New reports.
 var loadPrompts = sync.OnceValues(func() (*prompts, error) {
 	p := &prompts{tasks: map[Task]*template.Template{}}
-	for _, t := range append(Tasks(), TaskCheck) {
+	for _, t := range append(Tasks(), TaskCheck, TaskEmotion, TaskReadActions) {
 		tmpl, err := template.New(string(t)).Funcs(promptFuncs).Option("missingkey=error").
 			ParseFS(promptFS, "prompts/common.tmpl", "prompts/"+string(t)+".tmpl")
 		if err != nil {

@@ -44,15 +44,36 @@ function path(strings, ...values) {
   return strings.reduce((out, s, i) => out + s + (i < values.length ? encodeURIComponent(values[i]) : ''), '');
 }
 
+// The API key of this browser tab, when the server needs one: the key
+// prompt (/auth/key.js) or keyFetch below asks for it and keeps it in
+// sessionStorage, which ends with the tab.
+const API_KEY = 'memento.key';
+
+// keyFetch is fetch with the tab's API key; a 401 asks for a key once and
+// tries again with it.
+async function keyFetch(url, init = {}) {
+  let key = null;
+  try { key = sessionStorage.getItem(API_KEY); } catch { /* storage off */ }
+  const withKey = (k) => ({ ...init, headers: { ...(init.headers || {}), ...(k ? { Authorization: `Bearer ${k}` } : {}) } });
+  const res = await fetch(url, withKey(key));
+  if (res.status !== 401) return res;
+  const asked = window.prompt('This Memento needs an API key (memento keys create). It is kept in this tab until you close it.');
+  if (!asked || !asked.trim()) return res;
+  try { sessionStorage.setItem(API_KEY, asked.trim()); } catch { /* storage off */ }
+  return fetch(url, withKey(asked.trim()));
+}
+
 async function api(method, url, { body, headers = {} } = {}) {
   const init = { method, headers: { Accept: 'application/json', ...headers } };
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    init.body = body; // the browser sets the multipart boundary
+  } else if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers['Content-Type'] = 'application/json';
   }
   let res;
   try {
-    res = await fetch(url, init);
+    res = await keyFetch(url, init);
   } catch {
     throw new ApiError(0, 'ENETWORK', 'Memento could not be reached. Is the server still running?', false);
   }
@@ -365,9 +386,21 @@ function keepAtEnd() {
   new ResizeObserver(() => { if (state.atEnd) c.scrollTop = c.scrollHeight; }).observe(c);
 }
 
-async function send(text) {
-  text = text.trim();
-  if (!text || state.sending) return;
+// showEmotion fills a user turn's emotion tag from the stored message or
+// the answer.
+function showEmotion(turn, emotion) {
+  const tag = slot(turn, 'emotion');
+  if (!tag) return;
+  if (!emotion) { tag.hidden = true; return; }
+  tag.textContent = `${emotion.label} ${Number(emotion.confidence).toFixed(2)}`;
+  tag.dataset.emotion = emotion.label;
+  tag.title = `Memento read this message as ${emotion.label} (confidence ${Number(emotion.confidence).toFixed(2)})`;
+  tag.hidden = false;
+}
+
+async function send(text, audio) {
+  text = (text || '').trim();
+  if ((!text && !audio) || state.sending) return;
   state.sending = true;
   const input = $('#composer-input');
   const button = $('#send');
@@ -375,7 +408,7 @@ async function send(text) {
   $('#welcome')?.remove();
 
   const mine = clone('tpl-user-turn');
-  slot(mine, 'text').textContent = text;
+  slot(mine, 'text').textContent = audio ? 'Listening to your recording…' : text;
   turnsRoot().append(mine);
   const answer = clone('tpl-agent-turn');
   answer.classList.add('pending');
@@ -387,7 +420,18 @@ async function send(text) {
   scrollToEnd();
 
   try {
-    const { data } = await api('POST', '/v1/chat', { body: { user: state.user, thread: state.thread, message: text } });
+    let data;
+    if (audio) {
+      const form = new FormData();
+      form.append('user', state.user);
+      form.append('thread', state.thread);
+      form.append('audio', audio, audio.type.includes('ogg') ? 'speech.ogg' : audio.type.includes('wav') ? 'speech.wav' : 'speech.webm');
+      ({ data } = await api('POST', '/v1/chat/audio', { body: form }));
+      slot(mine, 'text').textContent = data.transcript;
+    } else {
+      ({ data } = await api('POST', '/v1/chat', { body: { user: state.user, thread: state.thread, message: text } }));
+    }
+    showEmotion(mine, data.emotion);
     state.context = data.activeContext;
     fillAnswer(answer, data);
     markLatest(answer);
@@ -397,7 +441,8 @@ async function send(text) {
   } catch (e) {
     answer.classList.add('failed');
     slot(answer, 'text').textContent = `That did not go through: ${e.message}`;
-    if (!input.value) { input.value = text; autosize(input); }
+    if (audio) slot(mine, 'text').textContent = 'Recording';
+    else if (!input.value) { input.value = text; autosize(input); }
   } finally {
     answer.classList.remove('pending');
     answer.removeAttribute('aria-busy');
@@ -455,7 +500,7 @@ async function sendEvent(button) {
 // ---------------------------------------------------------------- threads and users
 
 async function fetchPart(url) {
-  const res = await fetch(url, { headers: { Accept: 'text/html' } });
+  const res = await keyFetch(url, { headers: { Accept: 'text/html' } });
   if (!res.ok) {
     let message = res.statusText;
     try { message = (await res.json()).error.message; } catch { /* not JSON */ }
@@ -602,7 +647,68 @@ const loaders = {
   preferences: loadPreferences,
   summaries: loadSummaries,
   rejected: loadRejected,
+  emotions: loadEmotions,
 };
+
+// ------------------------------------------------ emotions
+
+// loadEmotions lists the emotion Memento read in each of your messages in
+// this conversation, newest first.
+async function loadEmotions() {
+  const { data } = await api('GET', path`/v1/users/${state.user}/threads/${state.thread}`);
+  const msgs = listOf(data, 'messages').filter((m) => m.role === 'user').reverse();
+  if (!msgs.length) return [empty('No messages in this conversation yet. Each message you send is read for the emotion it expresses.')];
+  return msgs.map((m) => el('div', { class: 'mem emotion-item', 'data-id': `emotion:${m.id}`, 'data-kind': 'emotion' },
+    el('div', { class: 'mem-head' },
+      el('span', { class: 'mem-key', text: m.emotion ? m.emotion.label : 'not tagged' }),
+      m.emotion ? el('span', { class: 'badge', text: `confidence ${Number(m.emotion.confidence).toFixed(2)}` }) : null),
+    el('div', { class: 'mem-value', text: m.text }),
+    el('div', { class: 'mem-meta' }, timeEl(m.at, 'said '))));
+}
+
+// ------------------------------------------------ microphone
+
+// setupMic records a message with MediaRecorder while the microphone
+// button is pressed in, and sends it as a speech turn when pressed again.
+// The button is only on the page when the server has a transcription
+// server.
+function setupMic() {
+  const mic = $('#mic');
+  if (!mic) return;
+  if (!navigator.mediaDevices || !window.MediaRecorder) {
+    mic.disabled = true;
+    mic.title = 'This browser cannot record audio.';
+    return;
+  }
+  let rec = null;
+  let chunks = [];
+  mic.addEventListener('click', async () => {
+    if (rec && rec.state === 'recording') { rec.stop(); return; }
+    if (state.sending) return;
+    let stream;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+    } catch (e) {
+      toast(`The microphone is not available: ${e.message}`, { error: true });
+      return;
+    }
+    chunks = [];
+    rec = new MediaRecorder(stream);
+    rec.addEventListener('dataavailable', (e) => { if (e.data.size) chunks.push(e.data); });
+    rec.addEventListener('stop', () => {
+      stream.getTracks().forEach((t) => t.stop());
+      mic.setAttribute('aria-pressed', 'false');
+      mic.classList.remove('recording');
+      $('#mic-label').textContent = 'Speak';
+      const blob = new Blob(chunks, { type: rec.mimeType || 'audio/webm' });
+      if (blob.size) send('', blob);
+    });
+    rec.start();
+    mic.setAttribute('aria-pressed', 'true');
+    mic.classList.add('recording');
+    $('#mic-label').textContent = 'Stop and send';
+  });
+}
 
 // loadSeqs numbers the loads of each tab, so a slow answer to an older
 // load never overwrites a newer one.
@@ -1324,6 +1430,7 @@ function wire() {
 
 function start() {
   wire();
+  setupMic();
   keepAtEnd();
   localizeTimes(document);
   autosize($('#composer-input'));
