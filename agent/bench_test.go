@@ -39,7 +39,17 @@ func BenchmarkTurn(b *testing.B) {
 type memories []memento.Memory
 
 func (m memories) Memories(ctx context.Context, s memento.Scope, f memento.MemoryFilter) ([]memento.Memory, error) {
-	return m, nil
+	var out []memento.Memory
+	for _, x := range m {
+		kind := x.Kind
+		if kind == "" {
+			kind = memento.MemoryAttribute
+		}
+		if f.Kind == "" || f.Kind == kind {
+			out = append(out, x)
+		}
+	}
+	return out, nil
 }
 
 // BenchmarkTurnWithMemory measures an offline turn with everything the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memento-ai/memento"
@@ -176,5 +177,48 @@ func TestConcurrentTurnsWithMemory(t *testing.T) {
 		if diff := cmp.Diff(want, got[i]); diff != "" {
 			t.Errorf("thread %d answered unlike the serial run (-serial +concurrent):\n%s", i, diff)
 		}
+	}
+}
+
+// An episodic user's likes and dislikes are episodes: they rank as a
+// semantic user's values do, and the newest statement about a genre
+// decides.
+func TestEpisodicTasteRanks(t *testing.T) {
+	ctx := context.Background()
+	cat := testCatalog()
+	rules := offline.New(offline.Options{People: cat, Genres: cat.Genres()})
+	day := func(d int) time.Time { return time.Date(2025, 1, d, 0, 0, 0, 0, time.UTC) }
+	newAgent := func(mems memories) *agent.Agent {
+		return &agent.Agent{Catalog: cat, Threads: sqlitetest.Open(t), Model: rules, Rules: rules, Attributes: mems}
+	}
+	horror := func(r *agent.Response) int {
+		n := 0
+		for _, x := range r.Titles {
+			if slices.Contains(x.Genres, "Horror") {
+				n++
+			}
+		}
+		return n
+	}
+	ask := func(a *agent.Agent) *agent.Response {
+		r, err := a.Turn(ctx, tenant, agent.Request{User: "u1", Thread: "t", Message: "Recommend 3 movies"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	likesHorror := memento.Memory{ID: "e1", Kind: memento.MemoryEpisode, Mode: memento.ModeEpisodic, Attribute: "LIKES", Value: "loves horror films", ValidFrom: day(1), Sources: []string{"m1"}}
+	hatesHorror := memento.Memory{ID: "e2", Kind: memento.MemoryEpisode, Mode: memento.ModeEpisodic, Attribute: "DISLIKES", Value: "can't stand horror films", ValidFrom: day(2), Sources: []string{"m2"}}
+	if n := horror(ask(newAgent(memories{likesHorror}))); n == 0 {
+		t.Errorf("an episode saying the user loves horror drew no horror title")
+	}
+	// Later: can't stand horror. The newer episode decides.
+	if n := horror(ask(newAgent(memories{likesHorror, hatesHorror}))); n != 0 {
+		t.Errorf("after a newer episode of disliking horror, %d horror titles were shown", n)
+	}
+	// And the other way round: came around on horror.
+	hatesHorror.ValidFrom, likesHorror.ValidFrom = day(1), day(3)
+	if n := horror(ask(newAgent(memories{hatesHorror, likesHorror}))); n == 0 {
+		t.Errorf("after a newer episode of loving horror, no horror title was shown")
 	}
 }

@@ -25,8 +25,11 @@ var (
 	dislikeAttributes = []string{"DISLIKES", "AVOID"}
 )
 
-// maxTasteMemories bounds the memories one turn reads for the ranking.
-const maxTasteMemories = 400
+// maxTasteMemories bounds the memories one turn reads for the ranking
+// (semantic values first, then episodes, as the store lists them; an
+// episodic user with more than this many memories has the newest of them
+// left out).
+const maxTasteMemories = 1000
 
 // Taste is what a user's attribute memories say about titles, read in code
 // (with the deterministic rules of Agent.Rules, never a model call): the
@@ -96,11 +99,18 @@ func (a *Agent) taste(ctx context.Context, s memento.Scope) (*Taste, error) {
 	if a.Attributes == nil || a.Rules == nil {
 		return nil, nil
 	}
-	mems, err := a.Attributes.Memories(ctx, s, memento.MemoryFilter{Kind: memento.MemoryAttribute, Limit: maxTasteMemories})
+	// Both kinds: a user kept in episodic mode states likes and dislikes
+	// as episodes, and they rank as a semantic user's values do. Newest
+	// first, so that a later statement about a genre, person or topic
+	// ("actually I do like horror now") decides over an earlier one.
+	mems, err := a.Attributes.Memories(ctx, s, memento.MemoryFilter{Limit: maxTasteMemories})
 	if err != nil {
 		return nil, fmt.Errorf("read attribute memories: %w", err)
 	}
+	mems = slices.Clone(mems)
+	slices.SortStableFunc(mems, func(x, y memento.Memory) int { return y.ValidFrom.Compare(x.ValidFrom) })
 	t := &Taste{}
+	said := map[string]bool{} // labels a newer memory has spoken of
 	for _, m := range mems {
 		like := slices.Contains(likeAttributes, strings.ToUpper(m.Attribute))
 		dislike := slices.Contains(dislikeAttributes, strings.ToUpper(m.Attribute))
@@ -116,8 +126,13 @@ func (a *Agent) taste(ctx context.Context, s memento.Scope) (*Taste, error) {
 		if err != nil {
 			return nil, err
 		}
+		var labels []string
 		add := func(list *[]TasteItem, it TasteItem) {
 			it.Memory, it.Said = m.ID, m.Value
+			if said[it.label()] {
+				return
+			}
+			labels = append(labels, it.label())
 			if !slices.ContainsFunc(*list, func(o TasteItem) bool { return o.label() == it.label() }) {
 				*list = append(*list, it)
 			}
@@ -139,6 +154,9 @@ func (a *Agent) taste(ctx context.Context, s memento.Scope) (*Taste, error) {
 		}
 		for _, w := range topicWords(u.FreeText) {
 			add(target, TasteItem{Word: w})
+		}
+		for _, l := range labels {
+			said[l] = true
 		}
 	}
 	return t, nil
