@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -231,21 +233,7 @@ arm a study needs to detect the observed effect with 80 % power at α = 0.05.
 					return err
 				}
 			}
-			if asJSON {
-				enc := json.NewEncoder(m.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					*experiment.Report
-					Plots []string `json:"plots,omitempty"`
-				}{r, files})
-			}
-			if err := r.WriteText(m.Stdout); err != nil {
-				return err
-			}
-			for _, f := range files {
-				fmt.Fprintln(m.Stdout, "plot:", f)
-			}
-			return nil
+			return writeReport(m.Stdout, asJSON, r, files)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the study")
@@ -275,4 +263,37 @@ func (m *Main) study(ctx context.Context, app *App) (*mhttp.Study, error) {
 		st.Assign = experiment.Balanced(rand.New(rand.NewPCG(m.experimentSeed, m.experimentSeed)))
 	}
 	return st, nil
+}
+
+// writeReport prints an analysis or a simulation: as indented JSON with
+// the plots written (a "plots" field beside the report's own), or as text
+// followed by a line per plot.
+func writeReport(w io.Writer, asJSON bool, r interface{ WriteText(io.Writer) error }, plots []string) error {
+	if asJSON {
+		doc, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if len(plots) > 0 && len(doc) > 2 && doc[len(doc)-1] == '}' {
+			list, err := json.Marshal(plots)
+			if err != nil {
+				return err
+			}
+			doc = append(append(append(doc[:len(doc)-1], `,"plots":`...), list...), '}')
+		}
+		var out bytes.Buffer
+		if err := json.Indent(&out, doc, "", "  "); err != nil {
+			return err
+		}
+		out.WriteByte('\n')
+		_, err = w.Write(out.Bytes())
+		return err
+	}
+	if err := r.WriteText(w); err != nil {
+		return err
+	}
+	for _, f := range plots {
+		fmt.Fprintln(w, "plot:", f)
+	}
+	return nil
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,21 +65,7 @@ it uses a fresh temporary store; everything runs offline.`,
 					return err
 				}
 			}
-			if asJSON {
-				enc := json.NewEncoder(m.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					*experiment.SimResult
-					Plots []string `json:"plots,omitempty"`
-				}{res, files})
-			}
-			if err := res.WriteText(m.Stdout); err != nil {
-				return err
-			}
-			for _, f := range files {
-				fmt.Fprintln(m.Stdout, "plot:", f)
-			}
-			return nil
+			return writeReport(m.Stdout, asJSON, res, files)
 		},
 	}
 	cmd.Flags().IntVar(&cfg.Users, "users", 50, "simulated users per arm")

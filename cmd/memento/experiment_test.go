@@ -120,6 +120,12 @@ func TestExperimentSimulateCommand(t *testing.T) {
 	if len(res.Arms) != 2 || len(res.Arms[0].Sessions) != 3 || res.Arms[1].Name != "episodic" {
 		t.Fatalf("result: %s", out)
 	}
+	var withPlots struct {
+		Plots []string `json:"plots"`
+	}
+	if err := json.Unmarshal([]byte(out), &withPlots); err != nil || len(withPlots.Plots) == 0 {
+		t.Errorf("simulate --json --plot lists no plots (%v): %.200s", err, out)
+	}
 	for _, a := range res.Arms {
 		first := a.Sessions[0]
 		// After the first session the users' statements are in memory,
