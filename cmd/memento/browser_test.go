@@ -483,7 +483,9 @@ func editExportForget(t *testing.T, ctx context.Context, s *shooter) {
 	do(t, ctx, "open the attributes", chromedp.Click(chromedp.CSS("#tab-attributes")))
 	platform := `#panel-attributes .mem[data-kind="memory"][data-attribute="PLATFORM"]`
 	waitFor(t, ctx, "the platform to be learned", fmt.Sprintf(`!!document.querySelector('%s')`, platform), 20*time.Second)
-	do(t, ctx, "show its sources", chromedp.Click(chromedp.CSS(platform+" .sources summary")))
+	// Later results (the preferences, the profile) may redraw the panel
+	// until a reader opens something in it: click inside the page.
+	clickNow(t, ctx, "show its sources", platform+" .sources summary", 5*time.Second)
 	waitFor(t, ctx, "the source message", fmt.Sprintf(`document.querySelector('%s .sources li')?.textContent.includes('I love sci-fi')`, platform), 5*time.Second)
 
 	// Edit it; the old value stays in its history.
@@ -492,15 +494,15 @@ func editExportForget(t *testing.T, ctx context.Context, s *shooter) {
 		chromedp.SetValue(chromedp.CSS(platform+" .edit-form textarea"), "watches everything on Netflix and Mubi"),
 		chromedp.Click(chromedp.CSS(platform+` .edit-form button[type="submit"]`)))
 	waitFor(t, ctx, "the edited value", fmt.Sprintf(`document.querySelector('%s .mem-value')?.textContent === 'watches everything on Netflix and Mubi'`, platform), 10*time.Second)
-	do(t, ctx, "show the history", chromedp.Click(chromedp.CSS(platform+" .link-button")))
+	clickNow(t, ctx, "show the history", platform+" .link-button", 5*time.Second)
 	waitFor(t, ctx, "the old value in the history", fmt.Sprintf(`[...document.querySelectorAll('%s .history li.closed')].some(li => li.textContent.includes('watches everything on Netflix'))`, platform), 5*time.Second)
 	s.shot("attributes-edited")
 
 	// A profile key of the user's own.
 	do(t, ctx, "open the profile", chromedp.Click(chromedp.CSS("#tab-profile")))
 	waitFor(t, ctx, "the profile to load", `!!document.querySelector('#panel-profile .add-key')`, 5*time.Second)
+	clickNow(t, ctx, "open the key form", "#panel-profile .add-key summary", 5*time.Second)
 	do(t, ctx, "add a key",
-		chromedp.Click(chromedp.CSS("#panel-profile .add-key summary")),
 		chromedp.SetValue(chromedp.CSS(`#panel-profile .add-key input[name="key"]`), "subtitles"),
 		chromedp.SetValue(chromedp.CSS(`#panel-profile .add-key textarea[name="value"]`), "always"),
 		chromedp.Click(chromedp.CSS(`#panel-profile .add-key button[type="submit"]`)))
