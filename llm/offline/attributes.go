@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/memento-ai/memento"
@@ -71,6 +72,8 @@ type factInfo struct {
 	positive bool
 	negative bool
 	genre    bool
+	// past marks a state that no longer holds: "used to hate horror".
+	past bool
 }
 
 func readFact(f memento.Fact) factInfo {
@@ -100,7 +103,8 @@ func readFact(f memento.Fact) factInfo {
 		fi.negative = true
 	}
 	switch {
-	case hasAnyPhrase(fi.toks, []string{"come around", "came around", "warming up", "can't get enough", "cannot get enough"}):
+	case hasAnyPhrase(fi.toks, []string{"come around", "came around", "warming up", "can't get enough", "cannot get enough",
+		"got into", "gotten into", "getting into", "fell for", "fallen for", "hooked on", "obsessed with"}):
 		fi.positive, fi.negative = true, false
 	case hasAnyPhrase(fi.toks, []string{"can't stand", "cannot stand", "can not stand", "can't bear", "can't stomach", "can't handle", "cannot handle"}):
 		// The "can't" belongs to the verb: no double negation.
@@ -119,7 +123,28 @@ func readFact(f memento.Fact) factInfo {
 			break
 		}
 	}
+	fi.past = usedTo(fi.toks)
 	return fi
+}
+
+// usedTo reports a state the user says held once and no longer does:
+// "used to hate horror", "didn't use to like westerns". Being used to
+// something ("is used to subtitles", "got used to dubbing") is a habit
+// that holds now.
+func usedTo(toks []token) bool {
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i+1].w != "to" || toks[i].w != "used" && toks[i].w != "use" {
+			continue
+		}
+		if i > 0 {
+			switch toks[i-1].w {
+			case "am", "is", "are", "was", "were", "be", "been", "being", "get", "gets", "got", "getting", "gotten", "become", "became":
+				continue
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // seenWords say the user has seen or watched a title. They are matched
@@ -385,11 +410,18 @@ var categories = []category{
 		names: []string{"EVENT", "EVENTS", "MILESTONE", "MILESTONES", "PLAN", "PLANS", "EXPERIENCE", "EXPERIENCES"},
 		keys:  stems("event", "events", "milestone", "milestones", "plan", "plans", "happened", "trip", "occasion"),
 		test: func(fi factInfo) bool {
-			return fi.has("went", "visited", "travelled", "traveled", "trip", "vacation", "holiday",
+			if fi.has("went", "visited", "travelled", "traveled", "trip", "vacation", "holiday",
 				"graduated", "birthday", "wedding", "anniversary", "yesterday", "last week", "last month",
 				"last year", "next week", "next month", "next year", "attended", "adopted", "got married",
-				"got engaged", "had a baby", "started", "finished", "bought", "concert", "party",
-				"is going to", "will", "tomorrow", "tonight", "this weekend", "recently")
+				"got engaged", "had a baby", "finished", "bought", "concert", "party",
+				"is going to", "will", "tomorrow", "tonight", "this weekend") {
+				return true
+			}
+			// Starting something is an event, but starting to love a
+			// genre is a taste, and so is one held "recently": "has
+			// started to love westerns", "has gotten into documentaries
+			// recently".
+			return fi.has("started", "starting", "began", "begun", "recently") && !fi.positive && !fi.negative
 		},
 	},
 	{ // a genre taste
@@ -443,6 +475,15 @@ func assign(f memento.Fact, attrs []schemaAttr) string {
 	// it") or a habit ("has seen it ten times") is filed as that.
 	if fi.seen() && !fi.positive && !fi.negative && !categories[0].test(fi) {
 		return seenCategory.pick(attrs)
+	}
+	// A taste that held once and no longer does is history, not a taste
+	// to rank by: "used to hate horror".
+	if fi.past {
+		for _, c := range categories {
+			if slices.Contains(c.names, "EVENT") {
+				return c.pick(attrs)
+			}
+		}
 	}
 	// Not having seen a title, without a wish to, is nothing to remember:
 	// "No, never" to "Have you seen The Matrix?".

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/memento-ai/memento"
@@ -110,6 +111,55 @@ func TestExtractThenAssign(t *testing.T) {
 	for i, a := range got {
 		if a.Attribute != want[i] {
 			t.Errorf("fact %q: attribute %q, want %q", a.Fact.Text, a.Attribute, want[i])
+		}
+	}
+}
+
+// TestTasteThatChanged reads statements of a taste that changed over time
+// through the whole extraction: what holds now is filed as a taste the
+// ranking reads, what held once and no longer does as history (EVENT), and
+// a time before the subject ("These days I ...") loses nothing.
+func TestTasteThatChanged(t *testing.T) {
+	m := newTestModel(t)
+	ctx := context.Background()
+	type pair struct{ attribute, value string }
+	tests := []struct {
+		msg  string
+		want []pair
+	}{
+		{"Now I love horror.", []pair{{"GENRE", "loves horror"}}},
+		{"These days I love horror.", []pair{{"GENRE", "loves horror"}}},
+		{"Lately I've been loving westerns.", []pair{{"GENRE", "has been loving westerns"}}},
+		{"I have started to love westerns.", []pair{{"GENRE", "has started to love westerns"}}},
+		{"I've gotten into documentaries recently.", []pair{{"GENRE", "has gotten into documentaries recently"}}},
+		{"I used to hate horror but now I love it.", []pair{{"EVENT", "used to hate horror"}, {"GENRE", "loves horror"}}},
+		{"I used to hate horror, now I love it.", []pair{{"EVENT", "used to hate horror"}, {"GENRE", "loves horror"}}},
+		{"I don't like comedy anymore.", []pair{{"DISLIKES", "doesn't like comedy anymore"}}},
+		// Being used to something is a habit that holds now.
+		{"I'm used to subtitles.", []pair{{"WATCHING_HABIT", "is used to subtitles"}}},
+		{"I started watching a new show last week.", []pair{{"EVENT", "started watching a new show last week"}}},
+	}
+	for _, tt := range tests {
+		facts, err := m.ExtractFacts(ctx, memento.ExtractInput{Message: tt.msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []pair{}
+		if len(facts) > 0 {
+			// The default schema: the movie attributes and the generic
+			// ones (EVENT among them).
+			attributed, err := m.AssignAttributes(ctx, facts, append(slices.Clone(movieSchema), genericSchema...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range attributed {
+				if a.Attribute != "" {
+					got = append(got, pair{a.Attribute, a.Fact.Text})
+				}
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%q: got %v, want %v", tt.msg, got, tt.want)
 		}
 	}
 }

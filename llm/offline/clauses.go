@@ -135,6 +135,12 @@ func startsClause(s []token, j int) bool {
 	if j >= len(s) {
 		return false
 	}
+	// A time before the subject: ", now I love it", ", these days I ...".
+	for _, f := range framings {
+		if matchAt(s, j, f) && j+len(f) < len(s) && subjectWords[s[j+len(f)].w] {
+			return true
+		}
+	}
 	return subjectWords[s[j].w] || clauseVerbs[s[j].w]
 }
 
@@ -198,6 +204,11 @@ var framings = [][]string{
 	{"i", "feel", "like"}, {"i'd", "say"}, {"i", "would", "say"}, {"to", "be", "honest"},
 	{"tbh"}, {"honestly"}, {"i", "have", "to", "say"}, {"i", "must", "say"}, {"i", "admit"},
 	{"i", "have", "to", "admit"}, {"i", "must", "admit"}, {"you", "know"}, {"fyi"},
+	// Time before the subject says the statement holds now: "These days
+	// I love horror", "Lately I've been into westerns".
+	{"now"}, {"nowadays"}, {"lately"}, {"recently"}, {"currently"}, {"these", "days"},
+	{"right", "now"}, {"at", "the", "moment"}, {"these", "days", "though"}, {"since", "then"},
+	{"over", "the", "years"}, {"as", "of", "late"},
 }
 
 // syn makes a token that was not written but spelled out ("am" of "I'm").

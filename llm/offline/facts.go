@@ -141,6 +141,19 @@ func extractFacts(msg string) []memento.Fact {
 // its verb, when they are a name (capitalised) rather than a pronoun.
 func objectOf(rest []token) []token {
 	i := skipAdverbs(rest, 0)
+	// The verb past its auxiliaries: "used to hate horror", "started to
+	// love westerns", "have been watching Severance".
+	for {
+		if i+2 < len(rest) && rest[i+1].w == "to" && (rest[i].w == "used" || rest[i].w == "started" || rest[i].w == "began" || rest[i].w == "begun") {
+			i = skipAdverbs(rest, i+2)
+			continue
+		}
+		if i+2 < len(rest) && rest[i+1].w == "been" && (rest[i].w == "have" || rest[i].w == "has" || rest[i].w == "had") {
+			i = skipAdverbs(rest, i+2)
+			continue
+		}
+		break
+	}
 	if i+1 >= len(rest) {
 		return nil
 	}
@@ -151,7 +164,11 @@ func objectOf(rest []token) []token {
 			break
 		}
 	}
-	if shownPointerWords[obj[0].w] || !startsUpper(obj[0].raw) {
+	if shownPointerWords[obj[0].w] {
+		return nil
+	}
+	// A title or a name, or a genre: "hated horror but now I love it".
+	if _, _, genre := fullGenreTable.match(obj, 0); !startsUpper(obj[0].raw) && !genre {
 		return nil
 	}
 	return obj
