@@ -105,3 +105,42 @@ type KeyStore interface {
 	// mode when the last one is revoked.
 	HasKeys(ctx context.Context) (bool, error)
 }
+
+// StoredKey is a key as a store keeps it: its description and the hash
+// of its secret. Only a copy of a whole store (memento migrate) reads it.
+type StoredKey struct {
+	APIKey
+	Hash string `json:"hash"`
+}
+
+// Validate refuses a stored key no store should hold. Errors: EINVALID.
+func (k StoredKey) Validate() error {
+	switch {
+	case k.ID == "" || k.Hash == "":
+		return Errorf(EINVALID, "key %q: a key needs an id and a hash", k.ID)
+	case !k.Role.Valid():
+		return Errorf(EINVALID, "key %q: role must be admin, write or read, got %q", k.ID, k.Role)
+	case k.CreatedAt.IsZero():
+		return Errorf(EINVALID, "key %q has no creation time", k.ID)
+	}
+	return CheckID("tenant id", k.Tenant)
+}
+
+// KeyCopier copies keys between stores: a key keeps its id, hash, times
+// and revocation, so a client's key works against the copy.
+type KeyCopier interface {
+	// ExportKeys lists every key of every tenant with its hash, oldest
+	// first.
+	ExportKeys(ctx context.Context) ([]StoredKey, error)
+	// ImportKeys stores keys as they are, revoked ones revoked, and
+	// skips those whose id is already stored; it returns how many it
+	// stored. Errors: EINVALID for a key without id, hash or a valid
+	// role; ECONFLICT for a hash stored under another id.
+	ImportKeys(ctx context.Context, keys []StoredKey) (int, error)
+}
+
+// TenantLister lists the tenants a store holds users of.
+type TenantLister interface {
+	// Tenants lists every tenant with at least one user, in order.
+	Tenants(ctx context.Context) ([]string, error)
+}

@@ -11,17 +11,32 @@ import (
 // registered with the Queue.
 const (
 	JobSummarise = "summarise" // roll a thread's exchange into its summary list
+	// JobBacklog runs a batch of one user's backlog (JobRequest.ByUser):
+	// the queue enqueues it itself, at most one waiting per user.
+	JobBacklog = "backlog"
 )
 
 // JobRequest asks for a background job. Stores enqueue them in the same
 // transaction as the data they concern, so a job exists if and only if its
-// data does.
+// data does. Requests of one transaction that are equal (kind, payload and
+// options) are enqueued once, so a component may ask for a job once per
+// row without counting (a user's profile once per event of a batch).
 type JobRequest struct {
 	Kind string
 	// Payload is marshalled to JSON and handed back to the worker.
 	Payload any
 	// MaxAttempts bounds retries; 0 takes the queue's default for the kind.
 	MaxAttempts int
+	// ByUser puts the job in its user's backlog rather than in the queue
+	// as a job of its own. A message's jobs each cost a claim and a
+	// completion, and on a single-writer store a transaction each, while
+	// the work of many messages of one user shares its reads and writes
+	// when it runs in one pass: the queue runs a user's backlog in
+	// batches (one JobBacklog job takes what has accumulated), one batch
+	// of a user at a time across every process, in the order the jobs
+	// were enqueued, with the handler registered by Queue.HandleBacklog.
+	// A job of a batch that fails runs again as a job of its own kind.
+	ByUser bool
 }
 
 // MessageJob is the payload of jobs about one stored message or turn.
@@ -119,6 +134,38 @@ type JobOptions struct {
 	MaxAttempts int           // 0 takes the queue's default
 }
 
+// BacklogJob is a job of a user's backlog (JobRequest.ByUser) as the
+// backlog's handler receives it.
+type BacklogJob struct {
+	// ID orders a user's backlog: jobs are handed over by ascending ID,
+	// which is the order they were enqueued in.
+	ID      int64
+	Kind    string
+	Payload json.RawMessage
+	// CreatedAt is when the job was enqueued, with its data.
+	CreatedAt time.Time
+}
+
+// BacklogHandler does the work of a batch of one user's backlog jobs, in
+// the order given, in one pass, so that the jobs share their reads and
+// their writes. It returns one error per job it ran, in the same order:
+// nil for a job that is done, else the job's error, and the queue then
+// enqueues that job as a job of its own kind, which its kind's handler
+// runs with the queue's retries and dead letter. The jobs after the last
+// one it answers for (when ctx ends, or a batch runs out of its time)
+// were not run: they stay in the backlog for the next batch. Like every
+// handler, it must be idempotent: a batch cut short by a crash runs
+// again.
+type BacklogHandler func(ctx context.Context, s Scope, jobs []BacklogJob) []error
+
+// BacklogOptions tune how the queue runs the users' backlogs.
+type BacklogOptions struct {
+	// MaxBatch bounds the jobs of one batch; 0 takes the queue's default.
+	MaxBatch int
+	// Timeout bounds one batch; 0 takes the queue's default job timeout.
+	Timeout time.Duration
+}
+
 // Queue runs background jobs. Jobs are enqueued by stores, in the same
 // transaction as their data; the queue hands them to the registered
 // handlers with bounded retries and a per-attempt timeout.
@@ -126,6 +173,11 @@ type Queue interface {
 	// Handle registers the handler of a job kind. It must be called before
 	// Start.
 	Handle(kind string, h JobHandler, opts JobOptions)
+	// HandleBacklog registers the handler of the users' backlogs (see
+	// JobRequest.ByUser). It must be called before Start. A queue that
+	// runs without one hands every backlog job over to its kind's
+	// handler, as a job of its own.
+	HandleBacklog(h BacklogHandler, opts BacklogOptions)
 	// Start begins working jobs until ctx is done or Stop is called.
 	Start(ctx context.Context) error
 	// Stop waits for running jobs to finish, up to ctx's deadline.
@@ -133,7 +185,8 @@ type Queue interface {
 	// Jobs lists jobs, newest first. Errors: EINVALID for an unknown state.
 	Jobs(ctx context.Context, f JobFilter) ([]Job, error)
 	// Unfinished counts jobs that have not ended (neither completed nor
-	// failed), so callers can wait for the background work to settle.
+	// failed), backlog jobs included, so callers can wait for the
+	// background work to settle.
 	Unfinished(ctx context.Context) (int, error)
 	// RetryJobs makes the selected jobs run again as soon as a worker is
 	// free, with their errors kept and one more attempt if they had used

@@ -1,7 +1,9 @@
 package memento
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 )
 
@@ -57,4 +59,41 @@ type JobStats struct {
 	Kinds         []JobKindStats `json:"kinds"`
 	Waiting       int            `json:"waiting"`
 	OldestSeconds float64        `json:"oldestSeconds"`
+}
+
+// MergeLags completes a store's reading of its queue: it adds to lags
+// (River's kinds, each with its Oldest set) the jobs waiting in the users'
+// backlogs by kind, which count under their own kind since a message's job
+// waits for it there just as in the queue, then sets every kind's age at
+// now and the totals, and orders the kinds by name.
+func MergeLags(lags *QueueLags, backlog map[string]QueueLag, now time.Time) *QueueLags {
+	byKind := make(map[string]int, len(lags.Kinds))
+	for i, l := range lags.Kinds {
+		byKind[l.Kind] = i
+	}
+	for kind, b := range backlog {
+		i, ok := byKind[kind]
+		if !ok {
+			lags.Kinds = append(lags.Kinds, QueueLag{Kind: kind})
+			i = len(lags.Kinds) - 1
+			byKind[kind] = i
+		}
+		l := &lags.Kinds[i]
+		l.Waiting += b.Waiting
+		if !b.Oldest.IsZero() && (l.Oldest.IsZero() || b.Oldest.Before(l.Oldest)) {
+			l.Oldest = b.Oldest
+		}
+	}
+	lags.Waiting, lags.OldestSeconds = 0, 0
+	for i := range lags.Kinds {
+		l := &lags.Kinds[i]
+		l.OldestSeconds = 0
+		if !l.Oldest.IsZero() {
+			l.OldestSeconds = max(0, now.Sub(l.Oldest).Seconds())
+		}
+		lags.Waiting += l.Waiting
+		lags.OldestSeconds = max(lags.OldestSeconds, l.OldestSeconds)
+	}
+	slices.SortFunc(lags.Kinds, func(a, b QueueLag) int { return cmp.Compare(a.Kind, b.Kind) })
+	return lags
 }

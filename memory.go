@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -247,6 +248,21 @@ type MemoryWriter interface {
 	WriteMemories(ctx context.Context, s Scope, w MemoryWrite) (written bool, err error)
 }
 
+// MemoryBatchWriter stores the results of several pipeline runs of one
+// user in one transaction: a batch of the user's messages runs them one
+// after the other, each over the values the ones before it left, and
+// writes them together, so that the batch waits for one commit rather
+// than one per message.
+type MemoryBatchWriter interface {
+	// WriteMemoryBatch applies ws in order in one transaction, each as
+	// WriteMemories applies one (a write's base values are checked
+	// against what the writes before it left), and reports for each
+	// whether it was written. It writes all or nothing: an error of any
+	// write leaves every one unwritten. Errors: ECONFLICT, EINVALID,
+	// ENOTFOUND (a message is gone).
+	WriteMemoryBatch(ctx context.Context, s Scope, ws []MemoryWrite) ([]bool, error)
+}
+
 // Schema is a set of attributes the pipeline sorts facts into. Schemas are
 // data: JSON files with the same shape.
 type Schema struct {
@@ -396,6 +412,61 @@ type RecallCandidate struct {
 	Neighbor bool
 	Vector   []float32
 	Embedder string
+	// Periods are the times the text tells of ("yesterday", "last week",
+	// "in May", "two years ago"), resolved against At, the time it was
+	// said, and TellsTime reports whether it says when something happened
+	// at all (also for "recently" or "for four years", which name no
+	// period). Stores resolve them once, when they write the row, and
+	// keep them with it, so recall matches a question's times against
+	// them without reading every candidate's text again.
+	Periods   []Period
+	TellsTime bool
+}
+
+// Period is a half-open span of time, [From, To).
+type Period struct{ From, To time.Time }
+
+// FormatPeriods writes what a text tells of time (RecallCandidate's
+// Periods and TellsTime) as the stores keep it in a column: "" for a text
+// that tells no time, else a JSON array of [from, to] pairs in Unix
+// seconds, "[]" for one that tells a time it names no period of. Most
+// texts tell none, so most rows hold the empty string.
+func FormatPeriods(periods []Period, tells bool) string {
+	if !tells && len(periods) == 0 {
+		return ""
+	}
+	b := make([]byte, 0, 2+24*len(periods))
+	b = append(b, '[')
+	for i, p := range periods {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, p.From.Unix(), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, p.To.Unix(), 10)
+		b = append(b, ']')
+	}
+	return string(append(b, ']'))
+}
+
+// ParsePeriods reads a column FormatPeriods wrote; times are in UTC.
+// Errors: EINVALID.
+func ParsePeriods(s string) (periods []Period, tells bool, err error) {
+	if s == "" {
+		return nil, false, nil
+	}
+	var pairs [][2]int64
+	if err := json.Unmarshal([]byte(s), &pairs); err != nil {
+		return nil, false, WrapError(EINVALID, err, "stored periods %q: %v", s, err)
+	}
+	if len(pairs) > 0 {
+		periods = make([]Period, len(pairs))
+		for i, p := range pairs {
+			periods[i] = Period{From: time.Unix(p[0], 0).UTC(), To: time.Unix(p[1], 0).UTC()}
+		}
+	}
+	return periods, true, nil
 }
 
 // CandidateQuery bounds the candidate set a store returns for recall.

@@ -182,6 +182,11 @@ type PreferenceService interface {
 	// WritePreferences applies w in one transaction, creating the user as
 	// needed. Errors: EINVALID (no merge function, bad scope).
 	WritePreferences(ctx context.Context, s Scope, w PreferenceWrite) (*PreferenceWriteResult, error)
+	// WritePreferenceBatch applies ws in order in one transaction, each
+	// as WritePreferences applies one (the Merge of each sees what the
+	// writes before it left), so that the evidence of many messages costs
+	// one write. Errors: EINVALID.
+	WritePreferenceBatch(ctx context.Context, s Scope, ws []PreferenceWrite) ([]PreferenceWriteResult, error)
 	// Preferences lists all of a user's preferences (of every embedder),
 	// with their cluster ids; EffectiveWeight and Faded are left for the
 	// caller, who knows the time and the decay settings. An unknown user

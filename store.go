@@ -125,3 +125,17 @@ type TitleService interface {
 	// CountTitles counts the stored titles.
 	CountTitles(ctx context.Context) (int, error)
 }
+
+// ThreadLocker serialises the turns of one thread across processes. A
+// store that several servers share implements it, so that two servers
+// given turns of one thread take them one after the other instead of
+// computing both and throwing one away (Turn.CheckSeq still guards the
+// write). A store of one process need not.
+type ThreadLocker interface {
+	// LockThread waits until no other holder has the thread, or ctx
+	// ends, and returns the function that releases it. The lock is a
+	// lease renewed while held, so the lock of a process that died is
+	// taken over once its lease lapses. Errors: EUNAVAILABLE when ctx
+	// ends first; EINVALID for a bad scope or thread.
+	LockThread(ctx context.Context, s Scope, thread string) (unlock func(), err error)
+}

@@ -182,8 +182,9 @@ func DefaultJobs(s memento.Scope, thread string, stored []memento.Message) []mem
 // soon as the turn is durable; summaries and other background work follow.
 //
 // Turns of one thread run one at a time, each from the state the previous
-// one left: in this process they wait for each other, and a turn that
-// another process overtook (the store refuses its save with ECONFLICT) is
+// one left: in this process they wait for each other, across processes
+// for the store's thread lock when it has one (memento.ThreadLocker), and
+// a turn that another process overtook (the store refuses its save with ECONFLICT) is
 // computed again from the new state, up to MaxTurnAttempts times.
 func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response, error) {
 	if err := validate(req); err != nil {
@@ -195,6 +196,15 @@ func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response
 		return nil, err
 	}
 	defer unlock()
+	// Across processes, a store that several servers share holds the
+	// thread too, so their turns take it in turn rather than race.
+	if tl, ok := a.Threads.(memento.ThreadLocker); ok {
+		unlockStore, err := tl.LockThread(ctx, s, req.Thread)
+		if err != nil {
+			return nil, err
+		}
+		defer unlockStore()
+	}
 	for attempt := 1; ; attempt++ {
 		resp, err := a.turn(ctx, s, req)
 		if memento.ErrorCode(err) != memento.ECONFLICT || attempt == MaxTurnAttempts || ctx.Err() != nil {

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memento-ai/memento"
@@ -19,7 +21,6 @@ import (
 	"github.com/memento-ai/memento/pipeline"
 	"github.com/memento-ai/memento/prefs"
 	"github.com/memento-ai/memento/recall"
-	"github.com/memento-ai/memento/sqlite"
 )
 
 // Defaults of Config: about 1.1 million memories.
@@ -31,6 +32,10 @@ const (
 	DefaultSamples          = 1000
 	DefaultPipelineMessages = 2000
 	DefaultDBSCANVectors    = 10000
+	// DefaultQueueRate and DefaultQueueSeconds are the steady stream the
+	// queue is measured under: 500 messages a second for 10 seconds.
+	DefaultQueueRate    = 500
+	DefaultQueueSeconds = 10
 	// DefaultPipelineRunsPerCPU is how many pipeline runs the direct
 	// measurement keeps in flight per CPU by default. A run waits for its
 	// commit most of its time; group commit writes the runs waiting
@@ -58,6 +63,10 @@ type Config struct {
 	PipelineRuns int
 	// DBSCANVectors is how many preference vectors are clustered.
 	DBSCANVectors int
+	// QueueRate is how many messages a second the steady-stream queue
+	// measurement appends, one message at a time, for QueueSeconds
+	// seconds; a negative rate skips it.
+	QueueRate, QueueSeconds int
 	// Seed makes the data and the order of operations reproducible.
 	Seed uint64
 	// Progress receives a progress bar while the store is built; nil
@@ -85,6 +94,8 @@ func (c Config) withDefaults() Config {
 	def(&c.Samples, DefaultSamples)
 	def(&c.PipelineMessages, DefaultPipelineMessages)
 	def(&c.DBSCANVectors, DefaultDBSCANVectors)
+	def(&c.QueueRate, DefaultQueueRate)
+	def(&c.QueueSeconds, DefaultQueueSeconds)
 	def(&c.PipelineRuns, DefaultPipelineRunsPerCPU*runtime.GOMAXPROCS(0))
 	if c.Seed == 0 {
 		c.Seed = 1
@@ -102,6 +113,8 @@ func (c Config) Validate() error {
 		return memento.Errorf(memento.EINVALID, "users and memories must not be negative")
 	case c.Samples < 0 || c.PipelineMessages < 0 || c.PipelineRuns < 0 || c.DBSCANVectors < 0:
 		return memento.Errorf(memento.EINVALID, "samples, pipeline messages, pipeline runs and DBSCAN vectors must not be negative")
+	case c.QueueSeconds < 0:
+		return memento.Errorf(memento.EINVALID, "queue seconds must not be negative")
 	}
 	return nil
 }
@@ -111,10 +124,44 @@ type Turner interface {
 	Turn(ctx context.Context, tenant string, req agent.Request) (*agent.Response, error)
 }
 
+// Store is the store a run builds and measures; *sqlite.DB and
+// *postgres.DB are both one (with BulkOf for Deps.Bulk).
+type Store interface {
+	pipeline.Store
+	AppendMessages(ctx context.Context, s memento.Scope, thread string, msgs []memento.Message, jobsFor func(memento.Message) []memento.JobRequest) (*memento.AppendResult, error)
+	Unfinished(ctx context.Context) (int, error)
+	// Size is how many bytes the store takes on disk.
+	Size(ctx context.Context) (int64, error)
+}
+
+// BulkWriter writes a store's rows directly, in one transaction, for
+// building a large store fast: sqlite.Bulk and postgres.Bulk are both one.
+type BulkWriter interface {
+	User(s memento.Scope) error
+	Thread(s memento.Scope, thread string, lastSeq int64, updated time.Time) error
+	Message(s memento.Scope, m memento.Message, vector []float32, embedder string) error
+	Memory(s memento.Scope, m memento.Memory) error
+	Run(s memento.Scope, r memento.MemoryRun) error
+	Event(s memento.Scope, e memento.Event) error
+	Preference(s memento.Scope, p memento.Preference) error
+	Flush() error
+	Rows() int
+}
+
+// BulkOf adapts a store's bulk loader (the Bulk method of *sqlite.DB or
+// *postgres.DB) to Deps.Bulk.
+func BulkOf[B BulkWriter](load func(ctx context.Context, fn func(b B) error) error) func(ctx context.Context, fn func(BulkWriter) error) error {
+	return func(ctx context.Context, fn func(BulkWriter) error) error {
+		return load(ctx, func(b B) error { return fn(b) })
+	}
+}
+
 // Deps are the components a run measures, composed by the caller (the
 // memento binary composes them as `memento serve` does).
 type Deps struct {
-	DB       *sqlite.DB
+	DB Store
+	// Bulk loads the built store's rows (BulkOf(db.Bulk)).
+	Bulk     func(ctx context.Context, fn func(BulkWriter) error) error
 	Catalog  *catalog.Index
 	Embedder memento.Embedder
 	// Model runs the pipeline (the offline model for reproducible
@@ -133,6 +180,12 @@ type Deps struct {
 	// StartWorkers, when set, starts the background workers for the
 	// end-to-end queue throughput measurement; nil skips it.
 	StartWorkers func(ctx context.Context) error
+	// OnRemembered, when set, registers (before StartWorkers) a function
+	// the workers call with each message whose memories they wrote, at
+	// that moment: the queue measurements time the lag from a message's
+	// acknowledgement to its memories being recallable with it
+	// (engine.Engine.OnRemembered). Nil measures no lag.
+	OnRemembered func(fn func(memento.Scope, memento.Message))
 	Tenant       string
 }
 
@@ -155,6 +208,31 @@ type Throughput struct {
 	Concurrency int     `json:"concurrency,omitempty"`
 	Seconds     float64 `json:"seconds"`
 	MsgsPerSec  float64 `json:"msgsPerSec"`
+}
+
+// RateResult is the queue under a steady stream of messages: one message
+// appended at a time, each when its turn comes at the target rate (by
+// several clients, so a slow append delays no other), while the workers
+// drain the queue.
+type RateResult struct {
+	// TargetPerSec is the rate asked for; AchievedPerSec the messages
+	// over the time from the first append to the last acknowledgement.
+	TargetPerSec   float64 `json:"targetPerSec"`
+	AchievedPerSec float64 `json:"achievedPerSec"`
+	Messages       int     `json:"messages"`
+	// Seconds is from the first append until every job ended, and
+	// DrainSeconds the part of it after the last acknowledgement.
+	Seconds      float64 `json:"seconds"`
+	DrainSeconds float64 `json:"drainSeconds"`
+	// IngestAck times each append's acknowledgement while the queue
+	// drains; Lag the time from each acknowledgement to the message's
+	// memories being recallable.
+	IngestAck Latency `json:"ingestAck"`
+	Lag       Latency `json:"lag"`
+	// Unseen counts messages whose memories no worker reported written
+	// (a run that failed and was retried on its own): they are not in
+	// Lag.
+	Unseen int `json:"unseen,omitempty"`
 }
 
 // Scale says what the store held.
@@ -196,14 +274,27 @@ type Result struct {
 	ContextAssembly Latency `json:"contextAssembly"`
 	// ContextAssemblyCold times the first assembly of each measured user,
 	// which reads the user's documents into the recall index.
-	ContextAssemblyCold *Latency     `json:"contextAssemblyCold,omitempty"`
-	ChatTurn            *Latency     `json:"chatTurn,omitempty"`
-	IngestAck           Latency      `json:"ingestAck"`
-	Pipeline            Throughput   `json:"pipeline"`
-	Queue               *Throughput  `json:"queue,omitempty"`
-	DBSCAN              DBSCANResult `json:"dbscan"`
-	CatalogSearch       Latency      `json:"catalogSearch"`
-	StoreBytes          int64        `json:"storeBytes"`
+	ContextAssemblyCold *Latency   `json:"contextAssemblyCold,omitempty"`
+	ChatTurn            *Latency   `json:"chatTurn,omitempty"`
+	IngestAck           Latency    `json:"ingestAck"`
+	Pipeline            Throughput `json:"pipeline"`
+	// Queue is the message log and queue end to end: messages appended
+	// in batches of one user as fast as the store takes them, until
+	// every job they caused has ended, those derived from them included
+	// (a user's profile, the tenant's co-occurrence model, preference
+	// clusters).
+	Queue *Throughput `json:"queue,omitempty"`
+	// QueueRecallable is the same run until the memories of every one of
+	// its messages were written (recallable), and QueueLag the time from
+	// each message's acknowledgement to that moment.
+	QueueRecallable *Throughput `json:"queueRecallable,omitempty"`
+	QueueLag        *Latency    `json:"queueLag,omitempty"`
+	// QueueAtRate is the message log and queue under a steady stream of
+	// single messages (Config.QueueRate a second).
+	QueueAtRate   *RateResult  `json:"queueAtRate,omitempty"`
+	DBSCAN        DBSCANResult `json:"dbscan"`
+	CatalogSearch Latency      `json:"catalogSearch"`
+	StoreBytes    int64        `json:"storeBytes"`
 	// PeakRSSBytes is the process's peak resident memory while measuring
 	// (VmHWM, reset after the build); BuildPeakRSSBytes the peak while
 	// building the store.
@@ -223,8 +314,8 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	if d.DB == nil || d.Catalog == nil || d.Embedder == nil || d.Model == nil || d.Assembler == nil {
-		return nil, memento.Errorf(memento.EINVALID, "bench needs a store, a catalog, an embedder, a model and an assembler")
+	if d.DB == nil || d.Bulk == nil || d.Catalog == nil || d.Embedder == nil || d.Model == nil || d.Assembler == nil {
+		return nil, memento.Errorf(memento.EINVALID, "bench needs a store with its bulk loader, a catalog, an embedder, a model and an assembler")
 	}
 	if d.Tenant == "" {
 		d.Tenant = memento.DefaultTenant
@@ -239,8 +330,8 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 	}
 	res.Scale = *scale
 	if cfg.BuildOnly {
-		res.StoreBytes = storeBytes(d.DB.Path())
-		return res, nil
+		res.StoreBytes, err = d.DB.Size(ctx)
+		return res, err
 	}
 	// The build's own peak (bulk transactions, generation buffers) is
 	// kept apart from the peak while serving the measured operations.
@@ -290,13 +381,33 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 	}
 	if d.StartWorkers != nil {
 		logf("measuring the message log and queue end to end")
-		q, err := measureQueue(ctx, d, vocab, r, measured, cfg.PipelineMessages)
+		obs := newLagObserver()
+		if d.OnRemembered != nil {
+			d.OnRemembered(obs.remembered)
+		}
+		q, err := measureQueue(ctx, d, vocab, r, measured, cfg.PipelineMessages, obs)
 		if err != nil {
 			return nil, err
 		}
-		res.Queue = &q
+		res.Queue = &q.all
+		if d.OnRemembered != nil {
+			res.QueueRecallable, res.QueueLag = &q.recallable, &q.lag
+		}
+		if cfg.QueueRate > 0 && cfg.QueueSeconds > 0 {
+			logf("measuring the queue under %d messages a second for %d s", cfg.QueueRate, cfg.QueueSeconds)
+			rate, err := measureRate(ctx, d, vocab, r, measured, cfg.QueueRate, cfg.QueueSeconds, obs)
+			if err != nil {
+				return nil, err
+			}
+			if d.OnRemembered == nil {
+				rate.Lag = Latency{}
+			}
+			res.QueueAtRate = rate
+		}
 	}
-	res.StoreBytes = storeBytes(d.DB.Path())
+	if res.StoreBytes, err = d.DB.Size(ctx); err != nil {
+		return nil, err
+	}
 	res.PeakRSSBytes = peakRSS()
 	res.Machine = machine()
 	res.Targets = map[string]bool{
@@ -304,6 +415,15 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 		"ingestAckP99Under5ms":        res.IngestAck.P99Ms < 5,
 		"pipelineAtLeast1000MsgsPerS": res.Pipeline.MsgsPerSec >= 1000,
 		"catalogSearchP99Under2ms":    res.CatalogSearch.P99Ms < 2,
+	}
+	if res.Queue != nil {
+		res.Targets["queueAtLeast1000MsgsPerS"] = res.Queue.MsgsPerSec >= 1000
+	}
+	if q := res.QueueAtRate; q != nil && q.TargetPerSec >= 500 {
+		res.Targets["ingestAckP99Under5msWhileDraining"] = q.IngestAck.P99Ms < 5
+		if d.OnRemembered != nil {
+			res.Targets["lagP99Under2sAt500MsgsPerS"] = q.Lag.Samples > 0 && q.Lag.P99Ms < 2000 && q.Unseen == 0
+		}
 	}
 	return res, nil
 }
@@ -336,18 +456,6 @@ func summarise(ms []float64) Latency {
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 
 func millis(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-
-// storeBytes is the size on disk of the database file and its write-ahead
-// log.
-func storeBytes(path string) int64 {
-	var n int64
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		if st, err := os.Stat(p); err == nil {
-			n += st.Size()
-		}
-	}
-	return n
-}
 
 // peakRSS reads the process's peak resident set size (VmHWM) from
 // /proc/self/status; 0 where there is no /proc.
@@ -601,17 +709,26 @@ func measurePipeline(ctx context.Context, d Deps, msgs []stored, runs int) (Thro
 	return Throughput{Messages: len(msgs), Concurrency: workers, Seconds: round3(secs), MsgsPerSec: round3(float64(len(msgs)) / secs)}, nil
 }
 
+// queueRun is what measureQueue measured.
+type queueRun struct {
+	all, recallable Throughput
+	lag             Latency
+}
+
 // measureQueue starts the workers, lets them finish every pending job
 // (those of the turns and messages before), then appends n fresh messages
 // of measured users with their jobs in batches of 50 and measures until
-// every job has ended: the message log's end-to-end throughput.
-func measureQueue(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []memento.Scope, n int) (Throughput, error) {
+// every job has ended: the message log's end-to-end throughput. With obs
+// told of the memories written, it also measures until the memories of
+// every message were written, and each message's lag.
+func measureQueue(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []memento.Scope, n int, obs *lagObserver) (queueRun, error) {
 	if err := d.StartWorkers(ctx); err != nil {
-		return Throughput{}, err
+		return queueRun{}, err
 	}
 	if err := waitForJobs(ctx, d.DB, 30*time.Minute); err != nil {
-		return Throughput{}, err
+		return queueRun{}, err
 	}
+	ids := make([]string, 0, n)
 	start := time.Now()
 	for i := 0; i < n; i += 50 {
 		s := users[(i/50)%len(users)]
@@ -625,18 +742,165 @@ func measureQueue(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []m
 			jobs = func(m memento.Message) []memento.JobRequest { return d.MessageJobs(s, thread, m) }
 		}
 		if _, err := d.DB.AppendMessages(ctx, s, thread, batch, jobs); err != nil {
-			return Throughput{}, fmt.Errorf("queue ingest: %w", err)
+			return queueRun{}, fmt.Errorf("queue ingest: %w", err)
+		}
+		at := time.Now()
+		for _, m := range batch {
+			obs.acked(m.ID, at)
+			ids = append(ids, m.ID)
 		}
 	}
 	if err := waitForJobs(ctx, d.DB, 30*time.Minute); err != nil {
-		return Throughput{}, err
+		return queueRun{}, err
 	}
 	secs := time.Since(start).Seconds()
-	return Throughput{Messages: n, Seconds: round3(secs), MsgsPerSec: round3(float64(n) / secs)}, nil
+	out := queueRun{all: Throughput{Messages: n, Seconds: round3(secs), MsgsPerSec: round3(float64(n) / secs)}}
+	lags, last, _ := obs.lags(ids)
+	out.lag = summarise(lags)
+	if !last.IsZero() {
+		rs := last.Sub(start).Seconds()
+		out.recallable = Throughput{Messages: n, Seconds: round3(rs), MsgsPerSec: round3(float64(n) / rs)}
+	}
+	return out, nil
+}
+
+// rateClients is how many clients append at once in measureRate, so that
+// one slow acknowledgement does not hold back the messages due after it.
+const rateClients = 32
+
+// measureRate appends seconds×rate single messages of the measured
+// users, each in its user's thread, each when it is due at the rate,
+// while the workers run, and measures the acknowledgements, the lag from
+// each acknowledgement to the message's memories being recallable, and
+// the time until every job ended.
+func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []memento.Scope, rate, seconds int, obs *lagObserver) (*RateResult, error) {
+	n := rate * seconds
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = v.Statement(r)
+	}
+	ids := make([]string, n)
+	ackMs := make([]float64, n)
+	var next atomic.Int64
+	var lastAck atomic.Int64
+	errs := make(chan error, rateClients)
+	start := time.Now().Add(10 * time.Millisecond)
+	var wg sync.WaitGroup
+	for range rateClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if wait := time.Until(start.Add(time.Duration(float64(i) / float64(rate) * float64(time.Second)))); wait > 0 {
+					time.Sleep(wait)
+				}
+				s := users[i%len(users)]
+				thread := "bench-rate-" + s.User
+				m := memento.Message{ID: fmt.Sprintf("bench-r-%d", i), Role: memento.RoleUser, Text: texts[i]}
+				var jobs func(memento.Message) []memento.JobRequest
+				if d.MessageJobs != nil {
+					jobs = func(m memento.Message) []memento.JobRequest { return d.MessageJobs(s, thread, m) }
+				}
+				sent := time.Now()
+				if _, err := d.DB.AppendMessages(ctx, s, thread, []memento.Message{m}, jobs); err != nil {
+					errs <- fmt.Errorf("queue ingest at a rate: %w", err)
+					return
+				}
+				at := time.Now()
+				obs.acked(m.ID, at)
+				ids[i], ackMs[i] = m.ID, millis(at.Sub(sent))
+				for {
+					prev := lastAck.Load()
+					if at.UnixNano() <= prev || lastAck.CompareAndSwap(prev, at.UnixNano()) {
+						break
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	ingestEnd := time.Unix(0, lastAck.Load())
+	if err := waitForJobs(ctx, d.DB, 30*time.Minute); err != nil {
+		return nil, err
+	}
+	end := time.Now()
+	lags, _, unseen := obs.lags(ids)
+	return &RateResult{
+		TargetPerSec:   float64(rate),
+		AchievedPerSec: round3(float64(n) / ingestEnd.Sub(start).Seconds()),
+		Messages:       n,
+		Seconds:        round3(end.Sub(start).Seconds()),
+		DrainSeconds:   round3(end.Sub(ingestEnd).Seconds()),
+		IngestAck:      summarise(ackMs),
+		Lag:            summarise(lags),
+		Unseen:         unseen,
+	}, nil
+}
+
+// lagObserver pairs the acknowledgement of each measured message with the
+// moment the workers wrote its memories. Either may come first: a worker
+// can take a message before its append has returned to the client.
+type lagObserver struct {
+	mu          sync.Mutex
+	ack, memory map[string]time.Time
+}
+
+func newLagObserver() *lagObserver {
+	return &lagObserver{ack: map[string]time.Time{}, memory: map[string]time.Time{}}
+}
+
+// acked records that the append of message id returned at at.
+func (o *lagObserver) acked(id string, at time.Time) {
+	o.mu.Lock()
+	o.ack[id] = at
+	o.mu.Unlock()
+}
+
+// remembered is told by the workers that m's memories were written.
+func (o *lagObserver) remembered(_ memento.Scope, m memento.Message) {
+	now := time.Now()
+	o.mu.Lock()
+	if _, ok := o.memory[m.ID]; !ok {
+		o.memory[m.ID] = now
+	}
+	o.mu.Unlock()
+}
+
+// lags returns, for the messages of ids whose memories were written, the
+// time from acknowledgement to that (0 when the memories came first), in
+// milliseconds; when the last of them was written; and how many were
+// never reported.
+func (o *lagObserver) lags(ids []string) ([]float64, time.Time, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []float64
+	var last time.Time
+	unseen := 0
+	for _, id := range ids {
+		ack, ok := o.ack[id]
+		done, seen := o.memory[id]
+		if !ok || !seen {
+			unseen++
+			continue
+		}
+		out = append(out, max(0, millis(done.Sub(ack))))
+		if done.After(last) {
+			last = done
+		}
+	}
+	return out, last, unseen
 }
 
 // waitForJobs polls until the queue has no unfinished job.
-func waitForJobs(ctx context.Context, db *sqlite.DB, timeout time.Duration) error {
+func waitForJobs(ctx context.Context, db Store, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		n, err := db.Unfinished(ctx)

@@ -52,21 +52,47 @@ func deps(tb testing.TB) (Deps, *sqlite.DB) {
 		tb.Fatal(err)
 	}
 	worker := &pipeline.Worker{Pipeline: p, Ordered: db}
+	var observers []func(memento.Scope, memento.Message)
+	// The users' backlogs run the remember jobs in batches, as the
+	// engine's do, and tell the observers of each message remembered.
+	batch := func(ctx context.Context, s memento.Scope, jobs []memento.BacklogJob) []error {
+		out := make([]error, len(jobs))
+		for i, j := range jobs {
+			var job memento.MessageJob
+			if err := json.Unmarshal(j.Payload, &job); err != nil {
+				out[i] = err
+				continue
+			}
+			m, err := db.MessageByID(ctx, s, job.Message)
+			if err == nil {
+				_, err = p.ProcessMessage(ctx, s, *m)
+			}
+			if out[i] = err; err == nil {
+				for _, fn := range observers {
+					fn(s, *m)
+				}
+			}
+		}
+		return out
+	}
 	d := Deps{
-		DB: db, Catalog: cat, Embedder: emb, Model: model,
+		DB: db, Bulk: BulkOf(db.Bulk), Catalog: cat, Embedder: emb, Model: model,
 		Assembler: recall.New(db, emb),
 		Agent:     &agent.Agent{Catalog: cat, Threads: db, Model: model},
 		MessageJobs: func(s memento.Scope, thread string, m memento.Message) []memento.JobRequest {
 			if m.Role != memento.RoleUser {
 				return nil
 			}
-			return []memento.JobRequest{{Kind: memento.JobRemember, Payload: memento.MessageJob{Tenant: s.Tenant, User: s.User, Thread: thread, Message: m.ID}}}
+			return []memento.JobRequest{{Kind: memento.JobRemember, ByUser: true,
+				Payload: memento.MessageJob{Tenant: s.Tenant, User: s.User, Thread: thread, Message: m.ID}}}
 		},
 		StartWorkers: func(ctx context.Context) error {
 			db.Handle(memento.JobRemember, worker.Handle, memento.JobOptions{})
 			db.Handle(memento.JobSummarise, (&agent.SummaryWorker{Threads: db, Messages: db, Model: model}).Handle, memento.JobOptions{})
+			db.HandleBacklog(batch, memento.BacklogOptions{})
 			return db.Start(ctx)
 		},
+		OnRemembered: func(fn func(memento.Scope, memento.Message)) { observers = append(observers, fn) },
 	}
 	return d, db
 }
@@ -76,7 +102,7 @@ func TestRunTiny(t *testing.T) {
 	d, db := deps(t)
 	var progress bytes.Buffer
 	cfg := Config{Users: 6, Memories: 20, MeasuredUsers: 2, MeasuredMemories: 60, Samples: 30, PipelineMessages: 40,
-		DBSCANVectors: 300, Progress: &progress, End: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)}
+		DBSCANVectors: 300, QueueRate: 60, QueueSeconds: 1, Progress: &progress, End: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)}
 	res, err := Run(ctx, d, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +136,15 @@ func TestRunTiny(t *testing.T) {
 	if res.Queue == nil || res.Queue.Messages != 40 || res.Queue.MsgsPerSec <= 0 {
 		t.Errorf("queue = %+v", res.Queue)
 	}
+	// Every message's memories were seen written, after its append
+	// returned (or at once), and before every job had ended.
+	if r, l := res.QueueRecallable, res.QueueLag; r == nil || l == nil || l.Samples != 40 || r.Seconds <= 0 || r.Seconds > res.Queue.Seconds || l.P99Ms < l.P50Ms || l.P99Ms > 1000*r.Seconds {
+		t.Errorf("queue until recallable = %+v, lag %+v; want all 40 messages seen, within the run", r, l)
+	}
+	if q := res.QueueAtRate; q == nil || q.Messages != 60 || q.TargetPerSec != 60 || q.Unseen != 0 || q.Lag.Samples != 60 ||
+		q.IngestAck.Samples != 60 || q.AchievedPerSec <= 0 || q.AchievedPerSec > 80 || q.Seconds < 0.9 || q.DrainSeconds < 0 || q.DrainSeconds > q.Seconds {
+		t.Errorf("queue at a rate = %+v; want 60 messages at about 60 a second, each acknowledged and seen remembered", q)
+	}
 	if res.DBSCAN.Vectors != 300 || res.DBSCAN.Clusters+res.DBSCAN.Noise == 0 {
 		t.Errorf("dbscan = %+v", res.DBSCAN)
 	}
@@ -119,8 +154,8 @@ func TestRunTiny(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err == nil && res.PeakRSSBytes <= 0 {
 		t.Errorf("peak RSS = %d", res.PeakRSSBytes)
 	}
-	if len(res.Targets) != 4 {
-		t.Errorf("targets = %v", res.Targets)
+	if _, ok := res.Targets["queueAtLeast1000MsgsPerS"]; len(res.Targets) != 5 || !ok {
+		t.Errorf("targets = %v, want the four and the queue's (no rate targets below 500 a second)", res.Targets)
 	}
 	if !strings.Contains(progress.String(), "building the store") {
 		t.Errorf("no progress bar: %q", progress.String())

@@ -11,7 +11,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/memento-ai/memento"
-	"github.com/memento-ai/memento/sqlite"
 )
 
 // batchRows is about how many rows one bulk transaction writes.
@@ -115,7 +114,7 @@ func build(ctx context.Context, d Deps, cfg Config, v *Vocab) (*Scale, error) {
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := writeBatch(ctx, d.DB, batch, scale); err != nil {
+		if err := writeBatch(ctx, d.Bulk, batch, scale); err != nil {
 			return err
 		}
 		if bar != nil {
@@ -217,7 +216,7 @@ func userRows(u UserData) int {
 // writeBatch writes the users of a batch in one transaction: users and
 // threads first, then every user's messages in time order (with their
 // vectors), then runs, memories, events and preferences.
-func writeBatch(ctx context.Context, db *sqlite.DB, users []UserData, scale *Scale) error {
+func writeBatch(ctx context.Context, bulk func(context.Context, func(BulkWriter) error) error, users []UserData, scale *Scale) error {
 	type msgRow struct {
 		s   memento.Scope
 		m   memento.Message
@@ -239,7 +238,7 @@ func writeBatch(ctx context.Context, db *sqlite.DB, users []UserData, scale *Sca
 			break
 		}
 	}
-	err := db.Bulk(ctx, func(b *sqlite.Bulk) error {
+	err := bulk(ctx, func(b BulkWriter) error {
 		for _, u := range users {
 			if err := b.User(u.Scope); err != nil {
 				return err

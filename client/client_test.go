@@ -17,13 +17,14 @@ import (
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
 	"github.com/memento-ai/memento/client"
+	"github.com/memento-ai/memento/engine"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/pipeline"
 	"github.com/memento-ai/memento/prefs"
 	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/recall"
-	"github.com/memento-ai/memento/sqlite"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
@@ -38,14 +39,14 @@ var titles = []memento.Title{
 // server is the real HTTP server over a real store with its background
 // jobs running: the routes of cmd/memento's serve, wired the same way.
 type server struct {
-	db  *sqlite.DB
+	db  engine.Store
 	srv *mhttp.Server
 	ts  *httptest.Server
 }
 
 func newServer(t *testing.T, configure func(*mhttp.Server), wrap func(http.Handler) http.Handler) *server {
 	t.Helper()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	emb := offline.NewEmbedder(64)
 	cat := catalog.New(titles)
 	model := offline.New(offline.Options{People: cat, Genres: cat.Genres()})

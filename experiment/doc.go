@@ -14,4 +14,16 @@
 // assumption checks, the two-sample tests with the one appropriate chosen,
 // Cohen's d and the sample size a confirmatory study would need. Plot
 // draws the score distributions and item means.
+//
+// Simulate runs the long-horizon study no participant could: scripted
+// users (simuser.go: a latent rating function over titles that drifts and
+// changes, and what they say and ask drawn from it) talk to one agent per
+// arm through SimDeps, which the command wires to the real agent, store
+// and pipeline on a simulated calendar (SimClock). After each session it
+// reads each user's memory (stale beliefs, tokens held), assembles the
+// context document of their request, and scores the agent's list against
+// their current ratings (simscore.go); PlotSimulation draws the sessions.
+// Arms (arm.go) set the memory mode and further memory settings, and the
+// baselines (no memory, a memory never told of a change) show that the
+// measures can fail.
 package experiment

@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -11,13 +10,6 @@ import (
 
 	"github.com/memento-ai/memento"
 )
-
-// Arm is one condition of a study: a name participants never see and the
-// memory mode their user gets for every attribute.
-type Arm struct {
-	Name string `json:"name"`
-	Mode string `json:"mode"`
-}
 
 // Study is a between-subjects experiment.
 type Study struct {
@@ -37,46 +29,6 @@ func (s Study) Arm(name string) (Arm, bool) {
 	return Arm{}, false
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
-// ParseArms reads an arm list: "semantic,episodic", each entry a memory
-// mode or name=mode ("episodic-b=episodic") for several arms of one mode.
-func ParseArms(spec string) ([]Arm, error) {
-	var arms []Arm
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		name, mode, ok := strings.Cut(part, "=")
-		if !ok {
-			mode = name
-		}
-		arms = append(arms, Arm{Name: strings.TrimSpace(name), Mode: strings.TrimSpace(mode)})
-	}
-	return arms, checkArms(arms)
-}
-
-func checkArms(arms []Arm) error {
-	if len(arms) < 2 {
-		return memento.Errorf(memento.EINVALID, "a study needs at least two arms, got %d", len(arms))
-	}
-	seen := map[string]bool{}
-	for _, a := range arms {
-		if !nameRE.MatchString(a.Name) {
-			return memento.Errorf(memento.EINVALID, "arm name %q must be 1 to 64 letters, digits, '.', '_' or '-'", a.Name)
-		}
-		if seen[a.Name] {
-			return memento.Errorf(memento.EINVALID, "arm %q appears twice", a.Name)
-		}
-		seen[a.Name] = true
-		if !memento.ValidMode(a.Mode) {
-			return memento.Errorf(memento.EINVALID, "arm %q: mode must be %s or %s, got %q", a.Name, memento.ModeSemantic, memento.ModeEpisodic, a.Mode)
-		}
-	}
-	return nil
-}
-
 // Validate checks a study before it is stored.
 func (s Study) Validate() error {
 	if !nameRE.MatchString(s.Name) {
@@ -84,6 +36,11 @@ func (s Study) Validate() error {
 	}
 	if err := checkArms(s.Arms); err != nil {
 		return err
+	}
+	for _, a := range s.Arms {
+		if err := a.studyOnly(); err != nil {
+			return err
+		}
 	}
 	return s.Instrument.Validate()
 }

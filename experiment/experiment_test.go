@@ -5,8 +5,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memento-ai/memento"
 )
@@ -71,16 +73,77 @@ func TestParseInstrumentRejects(t *testing.T) {
 }
 
 func TestParseArms(t *testing.T) {
-	arms, err := ParseArms("semantic, episodic,late=episodic")
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		spec string
+		want []Arm
+	}{
+		{"semantic, episodic,late=episodic", []Arm{{Name: "semantic", Mode: "semantic"}, {Name: "episodic", Mode: "episodic"}, {Name: "late", Mode: "episodic"}}},
+		{"episodic,episodic+decay=30d", []Arm{{Name: "episodic", Mode: "episodic"}, {Name: "episodic-decay-30d", Mode: "episodic", Decay: "720h0m0s"}}},
+		{"fast=semantic+decay=12h,slow=semantic+decay=off", []Arm{{Name: "fast", Mode: "semantic", Decay: "12h0m0s"}, {Name: "slow", Mode: "semantic", Decay: DecayOff}}},
+		{"semantic,none,semantic+frozen", []Arm{{Name: "semantic", Mode: "semantic"}, {Name: "none", Mode: ModeNone}, {Name: "semantic-frozen", Mode: "semantic", Frozen: true}}},
 	}
-	if len(arms) != 3 || arms[2] != (Arm{Name: "late", Mode: "episodic"}) {
-		t.Errorf("arms = %+v", arms)
+	for _, tt := range tests {
+		got, err := ParseArms(tt.spec)
+		if err != nil {
+			t.Errorf("ParseArms(%q): %v", tt.spec, err)
+			continue
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("ParseArms(%q) = %+v, want %+v", tt.spec, got, tt.want)
+		}
 	}
-	for _, bad := range []string{"semantic", "semantic,semantic", "semantic,procedural", "semantic,a b=episodic"} {
-		if _, err := ParseArms(bad); memento.ErrorCode(err) != memento.EINVALID {
-			t.Errorf("ParseArms(%q) err = %v, want EINVALID", bad, err)
+	// Each bad spec fails with EINVALID and a message that names the
+	// problem.
+	for bad, says := range map[string]string{
+		"semantic":                       "at least two arms",
+		"semantic,semantic":              "twice",
+		"semantic,procedural":            "mode must be",
+		"semantic,a b=episodic":          "arm name",
+		"semantic,episodic+decay":        "decay needs a value",
+		"semantic,episodic+decay=soon":   "want off",
+		"semantic,episodic+decay=1.5d":   "whole number",
+		"semantic,episodic+decay=1s":     "half-life must be",
+		"semantic,episodic+fast":         "unknown setting",
+		"semantic,none+decay=30d":        "nothing to freeze or decay",
+		"semantic,episodic+frozen=yes":   "takes no value",
+		"semantic,x=episodic+decay=-30d": "half-life must be",
+	} {
+		_, err := ParseArms(bad)
+		if memento.ErrorCode(err) != memento.EINVALID || !strings.Contains(err.Error(), says) {
+			t.Errorf("ParseArms(%q) err = %v, want EINVALID saying %q", bad, err, says)
+		}
+	}
+	if d, off := (Arm{Decay: "720h0m0s"}).HalfLife(); d != 30*24*time.Hour || off {
+		t.Errorf("HalfLife = %s, %v", d, off)
+	}
+	if _, off := (Arm{Decay: DecayOff}).HalfLife(); !off {
+		t.Error("decay off is not off")
+	}
+}
+
+// A study applies only memory modes at enrolment, so it refuses the
+// settings only a simulation can apply, saying why.
+func TestStudyRefusesSimulationOnlyArms(t *testing.T) {
+	for spec, says := range map[string]string{
+		"semantic,none":                   "simulation baseline",
+		"semantic,semantic+frozen":        "simulation baseline",
+		"semantic,episodic+decay=30d":     "one setting for every user",
+		"semantic,episodic+decay=off":     "one setting for every user",
+		"semantic,episodic,late=episodic": "",
+	} {
+		arms, err := ParseArms(spec)
+		if err != nil {
+			t.Fatalf("ParseArms(%q): %v", spec, err)
+		}
+		_, err = NewStudy("s", arms, nil)
+		if says == "" {
+			if err != nil {
+				t.Errorf("%s: %v", spec, err)
+			}
+			continue
+		}
+		if memento.ErrorCode(err) != memento.EINVALID || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s: err = %v, want EINVALID saying %q", spec, err, says)
 		}
 	}
 }

@@ -17,6 +17,11 @@
 // The stop-word list (Stopword) holds the English function words that carry
 // no topic: recall leaves them out of a query, the catalog out of its index,
 // and topic matching out of both sides.
+//
+// When reads the time expressions of a text ("yesterday", "two weeks ago",
+// "in May") with the same words and resolves them against the time the
+// text was said: the stores keep them with every message and memory, and
+// recall matches a question's times against them.
 package fulltext
 
 import (

@@ -10,18 +10,18 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
-	"github.com/memento-ai/memento/sqlite"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 // storedThread is thread t1 of user ana as the agent stores it: a first
 // turn from before answers were kept (text only), then two turns with
 // their answers.
-func storedThread(t *testing.T) (*sqlite.DB, []agent.Response) {
+func storedThread(t *testing.T) (engine.Store, []agent.Response) {
 	t.Helper()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	ctx := context.Background()
 	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ana"}
 	comedy := memento.NewActiveContext()
@@ -77,7 +77,7 @@ func storedThread(t *testing.T) (*sqlite.DB, []agent.Response) {
 	return db, answers
 }
 
-func answersServer(t *testing.T, db *sqlite.DB) string {
+func answersServer(t *testing.T, db engine.Store) string {
 	t.Helper()
 	cat := catalog.New(uiTitles)
 	ag := &agent.Agent{Catalog: cat, Threads: db, Model: offline.New(offline.Options{})}

@@ -18,9 +18,9 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 	"github.com/memento-ai/memento/stt"
 )
 
@@ -128,7 +128,7 @@ func postAudio(t *testing.T, url string, fields map[string]string, audio []byte)
 
 func speechAgent(t *testing.T) (*agent.Agent, *catalog.Index, memento.MessageLog, memento.ThreadService) {
 	t.Helper()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	cat := catalog.New([]memento.Title{
 		{ID: "a", Title: "Alpha", Type: "movie", Year: 2012, Genres: []string{"Comedy"}},
 		{ID: "b", Title: "Beta", Type: "movie", Year: 2014, Genres: []string{"Comedy"}},
@@ -283,7 +283,7 @@ func audioErrMessage(body map[string]any) string {
 }
 
 func TestFrustrationAfterRepeatedRejections(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	var titles []memento.Title
 	for i := range 12 {
 		titles = append(titles, memento.Title{ID: string(rune('a' + i)), Title: "Comedy " + string(rune('A'+i)), Type: "movie", Year: 2000 + i, Genres: []string{"Comedy"}})

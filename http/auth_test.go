@@ -18,9 +18,9 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
-	"github.com/memento-ai/memento/sqlite"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 // lockedBuffer collects log output written from request goroutines.
@@ -88,14 +88,14 @@ func echoRoutes(api huma.API, _ *mhttp.Server) {
 
 type authFixture struct {
 	t    *testing.T
-	db   *sqlite.DB
+	db   engine.Store
 	url  string
 	logs *lockedBuffer
 }
 
 func newAuthServer(t *testing.T, extra ...func(s *mhttp.Server)) *authFixture {
 	t.Helper()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	logs := &lockedBuffer{}
 	ts := testServer(t, append([]func(s *mhttp.Server){func(s *mhttp.Server) {
 		s.Keys = db
@@ -410,7 +410,7 @@ func TestRequireKeys(t *testing.T) {
 }
 
 func TestOpenRefusesNonLoopbackWithoutKeys(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	s := &mhttp.Server{Addr: "0.0.0.0:0", Keys: db}
 	err := s.Open()
 	if err == nil {
@@ -452,7 +452,7 @@ func TestIsLoopback(t *testing.T) {
 }
 
 func TestWebPageAsksForAKey(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	f := newAuthServer(t, func(s *mhttp.Server) {
 		s.Routes = append(s.Routes, mhttp.RegisterUI(mhttp.UI{Threads: db, Messages: db, Events: db}))
 	})
@@ -483,7 +483,7 @@ func TestWebPageAsksForAKey(t *testing.T) {
 func BenchmarkAuth(b *testing.B) {
 	for _, mode := range []string{"open", "key", "key+rate"} {
 		b.Run(mode, func(b *testing.B) {
-			db := sqlitetest.Open(b)
+			db := enginetest.Open(b)
 			s := &mhttp.Server{Version: "bench", Health: map[string]memento.Pinger{}, Keys: db, Routes: []func(huma.API, *mhttp.Server){echoRoutes}}
 			if mode == "key+rate" {
 				s.KeyRate, s.KeyBurst = 1e9, 1e9

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 // fakeLag reports a lag the test sets, and counts the readings.
@@ -36,7 +36,7 @@ func (f *fakeLag) QueueLag(context.Context) (*memento.QueueLags, error) {
 }
 
 func TestBackpressureRefusesAppendsWhileLagging(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	lag := &fakeLag{oldest: 400} // past the 5-minute bound
 	ts := testServer(t, func(s *mhttp.Server) {
 		s.Lag, s.MaxLag = lag, 5*time.Minute
@@ -104,7 +104,7 @@ func TestBackpressureRefusesAppendsWhileLagging(t *testing.T) {
 // The lag is read once a second however many requests come.
 func TestBackpressureReadsTheLagOnceASecond(t *testing.T) {
 	lag := &fakeLag{oldest: 1}
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	ts := testServer(t, func(s *mhttp.Server) {
 		s.Lag, s.MaxLag = lag, time.Minute
 		s.Routes = append(s.Routes, mhttp.RegisterMemory(mhttp.MemoryRoutes{Store: db}))

@@ -7,12 +7,12 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/fallback"
 	"github.com/memento-ai/memento/llm/llmtest"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/llm/openai"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 // TestChatWithAFaultyModel runs POST /v1/chat against model servers that
@@ -69,7 +69,7 @@ func TestChatWithAFaultyModel(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			db := sqlitetest.Open(t)
+			db := enginetest.Open(t)
 			ag := &agent.Agent{Catalog: cat, Threads: db, Model: model}
 			ts := testServer(t, func(s *mhttp.Server) {
 				s.Catalog = cat

@@ -10,6 +10,7 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
@@ -30,7 +31,7 @@ func post(t *testing.T, url, body string) (int, map[string]any) {
 }
 
 func TestChatAndSummaries(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	titles := []memento.Title{
 		{ID: "a", Title: "Alpha", Type: "movie", Year: 2012, Genres: []string{"Comedy"}},
 		{ID: "b", Title: "Beta", Type: "movie", Year: 2014, Genres: []string{"Comedy"}},
@@ -72,7 +73,7 @@ func TestChatAndSummaries(t *testing.T) {
 }
 
 func TestSetThreadContext(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	cat := catalog.New([]memento.Title{
 		{ID: "a", Title: "Alpha", Type: "movie", Year: 2012, Genres: []string{"Comedy"}},
 		{ID: "b", Title: "Beta", Type: "movie", Year: 1990, Genres: []string{"Drama"}},

@@ -14,16 +14,16 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine"
+	"github.com/memento-ai/memento/engine/enginetest"
 	"github.com/memento-ai/memento/experiment"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
-	"github.com/memento-ai/memento/sqlite"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
-func studyServer(t *testing.T) (string, *sqlite.DB) {
+func studyServer(t *testing.T) (string, engine.Store) {
 	t.Helper()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	arms, _ := experiment.ParseArms("semantic,episodic")
 	s, err := experiment.NewStudy("trust", arms, nil)
 	if err != nil {

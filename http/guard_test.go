@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/recall"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 // send makes one request with the given headers ("Host" sets the Host
@@ -59,7 +59,7 @@ func send(t *testing.T, method, url, body string, header map[string]string) (int
 // page and plain clients still write.
 func TestCrossSiteWritesRefused(t *testing.T) {
 	ctx := context.Background()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	emb := offline.NewEmbedder(64)
 	ts := testServer(t, func(s *mhttp.Server) {
 		s.Routes = append(s.Routes, mhttp.RegisterMemory(mhttp.MemoryRoutes{Store: db, Assembler: recall.New(db, emb)}))
@@ -207,7 +207,7 @@ func TestHostRawRequest(t *testing.T) {
 // TestCORS checks that a configured origin gets CORS headers and its
 // preflight answered, and that others get neither.
 func TestCORS(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	emb := offline.NewEmbedder(64)
 	ts := testServer(t, func(s *mhttp.Server) {
 		s.AllowedOrigins = []string{"https://App.Example.com"}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/pipeline"
@@ -48,7 +49,7 @@ func errCode(body map[string]any) string {
 
 func TestMessageLogAndMemoryRoutes(t *testing.T) {
 	ctx := context.Background()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	emb := offline.NewEmbedder(64)
 	p, err := pipeline.New(offline.New(offline.Options{}), db, pipeline.Options{Embedder: emb})
 	if err != nil {

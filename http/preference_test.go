@@ -12,10 +12,10 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/prefs"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 // prefRequest sends a request and decodes any JSON answer into out.
@@ -44,7 +44,7 @@ func prefRequest(t *testing.T, method, url, body string, out any) int {
 
 func TestPreferenceRoutes(t *testing.T) {
 	ctx := context.Background()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	svc := &prefs.Service{Store: db, Messages: db, Model: offline.New(offline.Options{}), Embedder: offline.NewEmbedder(0),
 		Catalog: catalog.New(nil)}
 	s := memento.Scope{User: "ana"}

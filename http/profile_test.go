@@ -14,6 +14,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/memento-ai/memento"
 
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
@@ -51,7 +52,7 @@ func errorOf(body map[string]any) (string, string) {
 }
 
 func TestEventsAndProfile(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	w := &profile.Worker{Events: db, Profiles: db, Models: db}
 	w.Register(db)
 	if err := db.Start(context.Background()); err != nil {
@@ -151,7 +152,7 @@ func jsonNumber(f float64) string {
 }
 
 func TestSnapshotMiddleware(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	var mu sync.Mutex
 	var ensured, changed []string
 	fail := false

@@ -18,10 +18,10 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/recall"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 func testServer(t *testing.T, extra ...func(s *mhttp.Server)) *httptest.Server {
@@ -173,7 +173,7 @@ func TestHealthMetricsOpenAPI(t *testing.T) {
 // MaxBodyBytes must be refused with 413 ETOOLARGE in the error shape (it
 // was a 500 with net/http's own message), one under it must be served.
 func TestChunkedBodyTooLarge(t *testing.T) {
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	ts := testServer(t, func(s *mhttp.Server) {
 		s.Routes = append(s.Routes, mhttp.RegisterMemory(mhttp.MemoryRoutes{Store: db, Assembler: recall.New(db, offline.NewEmbedder(64))}))
 	})

@@ -17,10 +17,10 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/llm/offline"
-	"github.com/memento-ai/memento/sqlite"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 var uiTitles = []memento.Title{
@@ -32,9 +32,9 @@ var uiTitles = []memento.Title{
 
 // uiServer serves the page over a real store, with one answered turn for
 // user ana in thread t1 when turn is set.
-func uiServer(t *testing.T, turn string) (*httptest.Server, *sqlite.DB) {
+func uiServer(t *testing.T, turn string) (*httptest.Server, engine.Store) {
 	t.Helper()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	cat := catalog.New(uiTitles)
 	ag := &agent.Agent{Catalog: cat, Threads: db, Model: offline.New(offline.Options{})}
 	if turn != "" {

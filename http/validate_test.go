@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
-	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 // TestOutOfRangeTimesAndBadIDsAreRefused checks that values the store
@@ -16,7 +16,7 @@ import (
 // naming the field, and that nothing is stored or enqueued for them.
 func TestOutOfRangeTimesAndBadIDsAreRefused(t *testing.T) {
 	ctx := context.Background()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	var enqueued atomic.Int64
 	jobs := func(s memento.Scope, thread string, m memento.Message) []memento.JobRequest {
 		enqueued.Add(1)

@@ -15,19 +15,20 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine"
+	"github.com/memento-ai/memento/engine/enginetest"
 	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/mcp"
 	"github.com/memento-ai/memento/pipeline"
 	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/recall"
-	"github.com/memento-ai/memento/sqlite"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
 // fixture is a real store with the attribute pipeline running, recall,
 // the agent over a small catalog, and the MCP server over all of it.
 type fixture struct {
-	db  *sqlite.DB
+	db  engine.Store
 	srv *mcp.Server
 }
 
@@ -41,7 +42,7 @@ var titles = []memento.Title{
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	db := sqlitetest.Open(t)
+	db := enginetest.Open(t)
 	emb := offline.NewEmbedder(64)
 	cat := catalog.New(titles)
 	model := offline.New(offline.Options{People: cat, Genres: cat.Genres()})

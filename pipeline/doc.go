@@ -5,9 +5,13 @@
 // # How data flows
 //
 // A message stored in the message log comes with a remember job
-// (memento.JobRemember). Worker.Handle takes the user's lock, processes
-// the user's earlier unprocessed messages first (so semantic values change
-// in the order things were said) and then runs the graph over the message:
+// (memento.JobRemember) in its user's backlog: a batch of the user's
+// messages takes the user's lock (Worker.Lock) and runs ProcessMessage
+// over each in the order they were stored, so semantic values change in
+// the order things were said. A job that fails in a batch runs on its
+// own: Worker.Handle takes the user's lock, processes the user's earlier
+// unprocessed messages first and then the message. Either way the graph
+// runs over the message:
 //
 //	hygiene -> sentinel -> extract <-> review_extraction -> attribute
 //	        -> aggregate <-> review_merge -> store (-> aggregate on a conflict)

@@ -322,6 +322,22 @@ func (p *Pipeline) Process(ctx context.Context, s memento.Scope, messageID strin
 	return p.Run(ctx, s, *msg)
 }
 
+// ProcessMessage is Process for a message the caller has read already (a
+// batch reads its messages together): it runs the pipeline over msg
+// unless its run is recorded, in which case it returns that run.
+// Errors: as Process.
+func (p *Pipeline) ProcessMessage(ctx context.Context, s memento.Scope, msg memento.Message) (*memento.MemoryRun, error) {
+	if s.Tenant == "" {
+		s.Tenant = memento.DefaultTenant
+	}
+	if run, err := p.store.MemoryRun(ctx, s, msg.ID); err == nil {
+		return run, nil
+	} else if memento.ErrorCode(err) != memento.ENOTFOUND {
+		return nil, fmt.Errorf("remember %s: %w", msg.ID, err)
+	}
+	return p.Run(ctx, s, msg)
+}
+
 // Run runs the pipeline over a message that is stored already (the write
 // refers to it), without first looking up whether it was processed: the
 // write still refuses to store a run twice. Process is the entry point of

@@ -100,6 +100,17 @@ func (w *Worker) Remember(ctx context.Context, s memento.Scope, message string) 
 	return w.Pipeline.Process(ctx, s, message)
 }
 
+// Lock takes the user's lock, which every remember job of the user in
+// this process takes, and returns its release. A batch of the user's
+// messages (the users' backlogs, memento.JobRequest.ByUser) holds it
+// while it runs them in order, so that a remember job of the same user
+// (one that failed in a batch and runs on its own) waits for it.
+func (w *Worker) Lock(s memento.Scope) func() { return w.lock(s) }
+
+// Gone reports whether err, from Process or ProcessMessage, says the
+// message or its user no longer exists: the job is then done.
+func Gone(err error) bool { return errGone(err) }
+
 // lock takes the user's lock and returns its release.
 func (w *Worker) lock(s memento.Scope) func() {
 	w.mu.Lock()

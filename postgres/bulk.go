@@ -148,14 +148,15 @@ func (b *Bulk) Message(s memento.Scope, m memento.Message, vector []float32, emb
 	terms, freqs, n := indexTerms(weightedText{m.Text, 1})
 	vec := ""
 	label, confidence := emotionColumns(m.Emotion)
-	args := []any{scopeTenant(s), s.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At.UTC()), b.now, n, terms, freqs, label, confidence}
+	args := []any{scopeTenant(s), s.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At.UTC()), b.now, n, terms, freqs, label, confidence,
+		periodsColumn(m.Text, m.At)}
 	if vector != nil {
-		vec = `, v AS (INSERT INTO message_vectors (message_pk, embedder, embedding) SELECT pk, $15, $16 FROM m)`
+		vec = `, v AS (INSERT INTO message_vectors (message_pk, embedder, embedding) SELECT pk, $16, $17 FROM m)`
 		args = append(args, embedder, vectorBytes(vector))
 	}
 	return b.queue(`WITH m AS (
-			INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $14) RETURNING pk),
+			INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence, periods)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $14, $15) RETURNING pk),
 		d AS (INSERT INTO message_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $10 FROM m)`+vec+`
 		INSERT INTO message_terms (pk, tenant_id, user_id, term, freq, len)
 		SELECT m.pk, $1, $2, x.t, x.f, $10 FROM m, unnest($11::text[], $12::float8[]) AS x(t, f)`, args...)
@@ -179,14 +180,14 @@ func (b *Bulk) Memory(s memento.Scope, m memento.Memory) error {
 	}
 	attribute := strings.ToUpper(m.Attribute)
 	args := []any{scopeTenant(s), s.User, m.ID, memento.KindOf(m.Mode), attribute, m.Mode, m.Value, nanos(m.ValidFrom), to,
-		string(src), m.Thread, m.RunID, b.now}
+		string(src), m.Thread, m.RunID, b.now, periodsColumn(m.Value, m.ValidFrom)}
 	index := ""
 	if m.ValidTo == nil {
 		terms, freqs, n := indexTerms(weightedText{m.Value, 1}, weightedText{attribute, 0.5})
 		args = append(args, n, terms, freqs)
-		index = `, d AS (INSERT INTO memory_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $14 FROM m),
+		index = `, d AS (INSERT INTO memory_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $15 FROM m),
 		t AS (INSERT INTO memory_terms (pk, tenant_id, user_id, term, freq, len)
-			SELECT m.pk, $1, $2, x.t, x.f, $14 FROM m, unnest($15::text[], $16::float8[]) AS x(t, f))`
+			SELECT m.pk, $1, $2, x.t, x.f, $15 FROM m, unnest($16::text[], $17::float8[]) AS x(t, f))`
 	}
 	final := `SELECT 1`
 	if m.Vector != nil && m.Embedder != "" {
@@ -195,8 +196,8 @@ func (b *Bulk) Memory(s memento.Scope, m memento.Memory) error {
 	}
 	return b.queue(`WITH m AS (
 			INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
-				sources, thread_id, run_id, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING pk)`+index+`
+				sources, thread_id, run_id, created_at, updated_at, periods)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14) RETURNING pk)`+index+`
 		`+final, args...)
 }
 

@@ -1,17 +1,20 @@
 // Package postgres is Memento's store on PostgreSQL, for several stateless
 // `memento serve` processes sharing one database: users, threads,
 // messages, summaries, events, attribute memories with their history,
-// recall's keyword index and change log, and the background job queue
+// recall's keyword index and change log, the background job queue
 // (River, github.com/riverqueue/river, through its pgx v5 driver
-// riverpgxv5). *DB implements memento.UserService, MessageLog,
-// ThreadService, EventService, TitleService, MemoryService, MemoryWriter,
-// RecallStore, RecallCorpus, ProfileService, ProfileModelService,
-// PreferenceService, Queue and Pinger with the semantics of package
-// sqlite, and the rest of what the engine uses of *sqlite.DB (export and
-// import, graph checkpoints, vector back-fill, recall change pruning, the
-// snapshot write-behind's change scan, the pipeline's catch-up reads). It
-// passes every part of the conformance suite of package storetest
-// (postgres_test.go).
+// riverpgxv5), API keys and studies. *DB implements memento.UserService,
+// MessageLog, ThreadService, EventService, TitleService, MemoryService,
+// MemoryWriter, RecallStore, RecallCorpus, ProfileService,
+// ProfileModelService, PreferenceService, Queue, KeyStore, LagReporter and
+// Pinger with the semantics of package sqlite, and the rest of what the
+// engine uses of *sqlite.DB (export and import, graph checkpoints, vector
+// back-fill, recall change pruning, the snapshot write-behind's change
+// scan, the pipeline's catch-up reads, the co-occurrence model's
+// incremental event reads, job counts, the study store of
+// Experiments), with the same signatures (but for SearchMessages, which
+// returns this package's MessageHit). It passes every part of the
+// conformance suite of package storetest (postgres_test.go).
 //
 // # How data flows
 //
@@ -32,7 +35,8 @@
 //
 // Jobs carry {"tenant", "user", "payload"} as their args, as in package
 // sqlite, so DeleteUser deletes a user's jobs in the transaction that
-// deletes the user. A started queue is a River client: River fetches jobs
+// deletes the user, found through an index on those two args (migration
+// 0006). A started queue is a River client: River fetches jobs
 // with FOR UPDATE SKIP LOCKED, so any number of processes may run queues
 // on one database and each job is run by one of them; inserts wake every
 // queue through LISTEN/NOTIFY (scoped by Options.Schema), and each polls
@@ -43,6 +47,11 @@
 // lease, with the death recorded among the job's errors. Options.MaxConns
 // bounds each process's pool; River's notifier holds one connection of it
 // while the queue runs.
+//
+// A job enqueued by user (memento.JobRequest.ByUser) is a row of backlog,
+// and one River job of kind memento.JobBacklog per user takes what has
+// accumulated in one batch: any number of processes run batches, never
+// two of one user at once (backlog.go).
 //
 // # Keyword search and vectors
 //
@@ -60,20 +69,35 @@
 // a warm index on any process reads every change of another process the
 // next time it asks (RecallDocs), with no further delay.
 //
+// # Events mark
+//
+// See profile.go: every event takes a mark from one sequence under its
+// tenant's events lock (shared among writers), and a reader of marks takes
+// that lock exclusively for one statement, so a mark it reads has no
+// uncommitted event below it and the co-occurrence model's incremental
+// reads (EachUserEventsSince) never step over an event that commits late.
+//
+// # Studies and keys
+//
+// Experiments returns the study store (experiment.go). An enrolment locks
+// its study's row before counting the arms, so balanced assignment stays
+// balanced across processes. API keys (keys.go) are kept by their SHA-256.
+//
 // # Tables
 //
-// migrations/NNNN_what.sql, applied in order at Open in their own
-// transactions under an advisory lock (processes may start at once) and
-// recorded in schema_migrations; River's migrations follow through
-// rivermigrate. Times are BIGINT nanoseconds since the Unix epoch, as in
-// SQLite, so times survive to the nanosecond and a copy between the stores
-// is exact.
+// migrations/NNNN_what.sql, applied in the order of their numbers (gaps
+// allowed, a number used twice refused) at Open, each in its own
+// transaction, under an advisory lock (processes may start at once), and
+// recorded in schema_migrations. River's migrations run first, so the
+// store's may index River's tables. Times are BIGINT nanoseconds since the
+// Unix epoch, as in SQLite, so times survive to the nanosecond and a copy
+// between the stores is exact.
 //
-// # Not yet here
+// # Message search
 //
-// The bulk loader (sqlite.Bulk) and SearchMessages (the search of one
-// user's messages through SQLite's messages_fts) have no PostgreSQL
-// counterpart yet.
+// SearchMessages ranks a user's messages over recall's keyword index
+// (message_search.go); it returns MessageHit, the twin of
+// sqlite.MessageHit.
 //
 // # Tests
 //

@@ -15,8 +15,9 @@ import (
 
 // ExportUser reads everything the store keeps about a user into one
 // document, from one snapshot, as package sqlite does: threads with their
-// state, messages and summaries, events, memories (superseded ones
-// included), runs and mode overrides. Embeddings are left out. Errors:
+// state (every title shown included), messages, summaries and stored
+// answers, events, memories (superseded ones included), runs and mode
+// overrides. Embeddings are left out. Errors:
 // ENOTFOUND for an unknown user.
 func (db *DB) ExportUser(ctx context.Context, s memento.Scope) (*memento.UserExport, error) {
 	s, err := checkScope(s)
@@ -100,16 +101,16 @@ func scanRun(r pgx.Rows) (memento.MemoryRun, error) {
 }
 
 func exportThreads(ctx context.Context, tx pgx.Tx, s memento.Scope) ([]memento.ThreadExport, error) {
-	rows, err := tx.Query(ctx, `SELECT id, created_at, updated_at, context, last_shown FROM threads
-		WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at, id`, s.Tenant, s.User)
+	rows, err := tx.Query(ctx, `SELECT id, created_at, updated_at, context, last_shown, shown FROM threads
+		WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at, id COLLATE "C"`, s.Tenant, s.User)
 	if err != nil {
 		return nil, err
 	}
 	threads, err := collect(rows, func(r pgx.Rows) (memento.ThreadExport, error) {
 		t := memento.ThreadExport{Thread: memento.Thread{Tenant: s.Tenant, User: s.User}}
 		var created, updated int64
-		var ac, shown []byte
-		if err := r.Scan(&t.Thread.ID, &created, &updated, &ac, &shown); err != nil {
+		var ac, shown, all []byte
+		if err := r.Scan(&t.Thread.ID, &created, &updated, &ac, &shown, &all); err != nil {
 			return t, err
 		}
 		t.Thread.CreatedAt, t.Thread.UpdatedAt = fromNanos(created), fromNanos(updated)
@@ -122,6 +123,9 @@ func exportThreads(ctx context.Context, tx pgx.Tx, s memento.Scope) ([]memento.T
 		}
 		if t.LastShown == nil {
 			t.LastShown = []string{}
+		}
+		if err := json.Unmarshal(all, &t.Shown); err != nil {
+			return t, fmt.Errorf("decode shown titles of %s: %w", t.Thread.ID, err)
 		}
 		return t, nil
 	})
@@ -144,6 +148,24 @@ func exportThreads(ctx context.Context, tx pgx.Tx, s memento.Scope) ([]memento.T
 		if threads[i].Summaries, err = collect(rows, func(r pgx.Rows) (memento.Summary, error) { return scanSummary(r) }); err != nil {
 			return nil, err
 		}
+		rows, err = tx.Query(ctx, `SELECT m.id, m.seq, a.answer::text FROM turn_answers AS a JOIN messages AS m ON m.pk = a.message_pk
+			WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.thread_id = $3 ORDER BY m.seq`, s.Tenant, s.User, id)
+		if err != nil {
+			return nil, err
+		}
+		answers, err := collect(rows, func(r pgx.Rows) (memento.TurnAnswer, error) {
+			var a memento.TurnAnswer
+			var text string
+			err := r.Scan(&a.Message, &a.Seq, &text)
+			a.Answer = json.RawMessage(text)
+			return a, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(answers) > 0 {
+			threads[i].Answers = answers
+		}
 	}
 	return threads, nil
 }
@@ -152,7 +174,9 @@ func exportThreads(ctx context.Context, tx pgx.Tx, s memento.Scope) ([]memento.T
 // user the document names), in one transaction, creating the user. Rows
 // whose ids are stored already are skipped, so importing twice changes
 // nothing; a thread that exists keeps its state, and imported messages go
-// after its newest. No jobs are enqueued. Errors: EINVALID.
+// after its newest. An answer is stored with its assistant message, which
+// must be in the thread. No jobs are enqueued. Errors: EINVALID, naming
+// the first bad row.
 func (db *DB) ImportUser(ctx context.Context, s memento.Scope, doc *memento.UserExport) (*memento.ImportResult, error) {
 	s, err := checkScope(s)
 	if err != nil {
@@ -174,6 +198,11 @@ func (db *DB) ImportUser(ctx context.Context, s memento.Scope, doc *memento.User
 		for j, m := range t.Messages {
 			if m.ID == "" {
 				return nil, memento.Errorf(memento.EINVALID, "threads[%d].messages[%d].id is required", i, j)
+			}
+		}
+		for j, a := range t.Answers {
+			if a.Message == "" || !json.Valid(a.Answer) || len(a.Answer) == 0 || a.Answer[0] != '{' {
+				return nil, memento.Errorf(memento.EINVALID, "threads[%d].answers[%d] needs the message it came with and an answer that is a JSON object", i, j)
 			}
 		}
 	}
@@ -222,6 +251,20 @@ func (db *DB) ImportUser(ctx context.Context, s memento.Scope, doc *memento.User
 						nanos(t.Thread.UpdatedAt), s.Tenant, s.User, t.Thread.ID); err != nil {
 						return fmt.Errorf("import thread %s: %w", t.Thread.ID, err)
 					}
+				}
+			}
+			for _, a := range t.Answers {
+				// One stored already stays as it is.
+				tag, err := tx.Exec(ctx, `INSERT INTO turn_answers (message_pk, answer)
+					SELECT pk, $1 FROM messages WHERE tenant_id = $2 AND user_id = $3 AND thread_id = $4 AND id = $5
+					ON CONFLICT DO NOTHING`, string(a.Answer), s.Tenant, s.User, t.Thread.ID, a.Message)
+				if err != nil {
+					return fmt.Errorf("import the answer of message %s: %w", a.Message, err)
+				}
+				if tag.RowsAffected() > 0 {
+					res.Answers++
+				} else {
+					res.Skipped++
 				}
 			}
 			for _, sum := range t.Summaries {
@@ -313,6 +356,17 @@ func importThread(ctx context.Context, tx pgx.Tx, s memento.Scope, t memento.Thr
 	if err != nil {
 		return false, err
 	}
+	all := t.Shown
+	if all == nil {
+		all = shown // a document from before ThreadState.Shown
+	}
+	if len(all) > memento.MaxShownRemembered {
+		all = all[:memento.MaxShownRemembered]
+	}
+	allJSON, err := json.Marshal(all)
+	if err != nil {
+		return false, err
+	}
 	created, updated := nanos(now), nanos(now)
 	if !t.Thread.CreatedAt.IsZero() {
 		created = nanos(t.Thread.CreatedAt)
@@ -321,7 +375,7 @@ func importThread(ctx context.Context, tx pgx.Tx, s memento.Scope, t memento.Thr
 		updated = nanos(t.Thread.UpdatedAt)
 	}
 	tag, err := tx.Exec(ctx, `INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context, last_shown, shown)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT DO NOTHING`, s.Tenant, s.User, t.Thread.ID, created, updated, string(acJSON), string(shownJSON))
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`, s.Tenant, s.User, t.Thread.ID, created, updated, string(acJSON), string(shownJSON), string(allJSON))
 	if err != nil {
 		return false, fmt.Errorf("import thread %s: %w", t.Thread.ID, err)
 	}

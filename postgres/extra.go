@@ -86,12 +86,8 @@ func (c *checkpointer) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// VectorText is a text to embed for recall: a memory's value or a
-// message's text, by id.
-type VectorText struct {
-	ID   string
-	Text string
-}
+// VectorText is a text to embed for recall (memento.VectorText).
+type VectorText = memento.VectorText
 
 // MissingVectors lists the user's current memories and messages without an
 // embedding by the named embedder, at most limit of each. Errors: EINVALID.

@@ -239,8 +239,8 @@ func (db *DB) UpdateMemory(ctx context.Context, s memento.Scope, id string, u me
 				old.ValidFrom = now
 			}
 			old.Vector, old.Embedder = nil, ""
-			if _, err := tx.Exec(ctx, `UPDATE memories SET value = $1, valid_from = $2, updated_at = $2
-				WHERE tenant_id = $3 AND user_id = $4 AND id = $5`, value, nanos(now), s.Tenant, s.User, id); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE memories SET value = $1, valid_from = $2, updated_at = $2, periods = $6
+				WHERE tenant_id = $3 AND user_id = $4 AND id = $5`, value, nanos(now), s.Tenant, s.User, id, periodsColumn(value, now)); err != nil {
 				return fmt.Errorf("update memory: %w", err)
 			}
 			if _, err := insertMemory(ctx, tx, s, old, now); err != nil {
@@ -248,8 +248,8 @@ func (db *DB) UpdateMemory(ctx context.Context, s memento.Scope, id string, u me
 			}
 			m.Value, m.ValidFrom = value, now
 		} else {
-			if _, err := tx.Exec(ctx, `UPDATE memories SET value = $1, updated_at = $2
-				WHERE tenant_id = $3 AND user_id = $4 AND id = $5`, value, nanos(now), s.Tenant, s.User, id); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE memories SET value = $1, updated_at = $2, periods = $6
+				WHERE tenant_id = $3 AND user_id = $4 AND id = $5`, value, nanos(now), s.Tenant, s.User, id, periodsColumn(value, m.ValidFrom)); err != nil {
 				return fmt.Errorf("update memory: %w", err)
 			}
 			m.Value = value
@@ -397,10 +397,10 @@ func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Mem
 		return 0, err
 	}
 	err = sp.QueryRow(ctx, `INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
-			sources, thread_id, run_id, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING pk`,
+			sources, thread_id, run_id, created_at, updated_at, periods)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING pk`,
 		s.Tenant, s.User, m.ID, memento.KindOf(m.Mode), attribute, m.Mode, m.Value, nanos(m.ValidFrom), to,
-		string(src), m.Thread, m.RunID, nanos(created), nanos(updated)).Scan(&pk)
+		string(src), m.Thread, m.RunID, nanos(created), nanos(updated), periodsColumn(m.Value, m.ValidFrom)).Scan(&pk)
 	if err != nil {
 		_ = sp.Rollback(ctx)
 		if isUniqueViolation(err) {
@@ -459,90 +459,120 @@ func checkMemoryWrite(w memento.MemoryWrite) error {
 // alone and false is returned. Errors: ECONFLICT, EINVALID, ENOTFOUND
 // when the message is gone.
 func (db *DB) WriteMemories(ctx context.Context, s memento.Scope, w memento.MemoryWrite) (bool, error) {
+	written, err := db.WriteMemoryBatch(ctx, s, []memento.MemoryWrite{w})
+	if err != nil {
+		return false, err
+	}
+	return written[0], nil
+}
+
+// WriteMemoryBatch applies ws in order in one transaction under the
+// user's lock, each as WriteMemories applies one, all or nothing. Errors:
+// ECONFLICT, EINVALID, ENOTFOUND.
+func (db *DB) WriteMemoryBatch(ctx context.Context, s memento.Scope, ws []memento.MemoryWrite) ([]bool, error) {
 	s, err := checkScope(s)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if err := checkMemoryWrite(w); err != nil {
-		return false, err
+	reports := make([]string, len(ws))
+	for i, w := range ws {
+		if err := checkMemoryWrite(w); err != nil {
+			return nil, err
+		}
+		report, err := json.Marshal(w.Run)
+		if err != nil {
+			return nil, fmt.Errorf("write memories of %s: encode run: %w", w.Message.ID, err)
+		}
+		reports[i] = string(report)
 	}
-	report, err := json.Marshal(w.Run)
-	if err != nil {
-		return false, fmt.Errorf("write memories of %s: encode run: %w", w.Message.ID, err)
+	written := make([]bool, len(ws))
+	if len(ws) == 0 {
+		return written, nil
 	}
-	written := false
 	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
-		written = false
-		var msgPK, at int64
-		var thread string
-		err := tx.QueryRow(ctx, `SELECT pk, thread_id, at FROM messages WHERE tenant_id = $1 AND user_id = $2 AND id = $3`,
-			s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return memento.Errorf(memento.ENOTFOUND, "message %q not found", w.Message.ID)
-		} else if err != nil {
-			return fmt.Errorf("look up message: %w", err)
-		}
-		var done bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memory_runs WHERE tenant_id = $1 AND user_id = $2 AND message_id = $3)`,
-			s.Tenant, s.User, w.Message.ID).Scan(&done); err != nil {
-			return fmt.Errorf("look up run: %w", err)
-		}
-		if done {
-			return nil
-		}
-		for attr, base := range w.Base {
-			var cur memento.MemoryBase
-			err := tx.QueryRow(ctx, `SELECT id, value FROM memories WHERE tenant_id = $1 AND user_id = $2 AND attribute = $3
-				AND mode = 'semantic' AND valid_to IS NULL`, s.Tenant, s.User, strings.ToUpper(attr)).Scan(&cur.ID, &cur.Value)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("read current %s: %w", attr, err)
-			}
-			if cur != base {
-				return memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr)
+		for i, w := range ws {
+			var err error
+			if written[i], err = db.writeMemories(ctx, tx, s, w, reports[i]); err != nil {
+				return fmt.Errorf("message %s: %w", w.Message.ID, err)
 			}
 		}
-		now := db.now()
-		for _, c := range w.Close {
-			tag, err := tx.Exec(ctx, `UPDATE memories SET valid_to = greatest(valid_from, $1), updated_at = $2
-				WHERE tenant_id = $3 AND user_id = $4 AND id = $5 AND valid_to IS NULL`, at, nanos(now), s.Tenant, s.User, c.ID)
-			if err != nil {
-				return fmt.Errorf("close memory %s: %w", c.ID, err)
-			}
-			if tag.RowsAffected() != 1 {
-				return memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
-			}
-		}
-		for _, m := range w.Insert {
-			if m.Thread == "" {
-				m.Thread = thread
-			}
-			if _, err := insertMemory(ctx, tx, s, m, now); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, string(report), nanos(now)); err != nil {
-			return fmt.Errorf("record run: %w", err)
-		}
-		if w.Vector != nil {
-			if _, err := tx.Exec(ctx, `INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES ($1, $2, $3)
-				ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
-				msgPK, w.Embedder, vectorBytes(w.Vector)); err != nil {
-				return fmt.Errorf("store message vector: %w", err)
-			}
-		}
-		if w.Checkpoint != "" {
-			if _, err := tx.Exec(ctx, `DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, w.Checkpoint); err != nil {
-				return fmt.Errorf("delete checkpoint: %w", err)
-			}
-		}
-		written = true
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("write memories of message %s: %w", w.Message.ID, err)
+		if len(ws) == 1 {
+			return nil, fmt.Errorf("write memories of %w", err)
+		}
+		return nil, fmt.Errorf("write memories of %d messages: %w", len(ws), err)
 	}
 	return written, nil
+}
+
+// writeMemories applies w in tx and reports whether it wrote it.
+func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, w memento.MemoryWrite, report string) (bool, error) {
+	var msgPK, at int64
+	var thread string
+	err := tx.QueryRow(ctx, `SELECT pk, thread_id, at FROM messages WHERE tenant_id = $1 AND user_id = $2 AND id = $3`,
+		s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, memento.Errorf(memento.ENOTFOUND, "message %q not found", w.Message.ID)
+	} else if err != nil {
+		return false, fmt.Errorf("look up message: %w", err)
+	}
+	var done bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memory_runs WHERE tenant_id = $1 AND user_id = $2 AND message_id = $3)`,
+		s.Tenant, s.User, w.Message.ID).Scan(&done); err != nil {
+		return false, fmt.Errorf("look up run: %w", err)
+	}
+	if done {
+		return false, nil
+	}
+	for attr, base := range w.Base {
+		var cur memento.MemoryBase
+		err := tx.QueryRow(ctx, `SELECT id, value FROM memories WHERE tenant_id = $1 AND user_id = $2 AND attribute = $3
+			AND mode = 'semantic' AND valid_to IS NULL`, s.Tenant, s.User, strings.ToUpper(attr)).Scan(&cur.ID, &cur.Value)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return false, fmt.Errorf("read current %s: %w", attr, err)
+		}
+		if cur != base {
+			return false, memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr)
+		}
+	}
+	now := db.now()
+	for _, c := range w.Close {
+		tag, err := tx.Exec(ctx, `UPDATE memories SET valid_to = greatest(valid_from, $1), updated_at = $2
+			WHERE tenant_id = $3 AND user_id = $4 AND id = $5 AND valid_to IS NULL`, at, nanos(now), s.Tenant, s.User, c.ID)
+		if err != nil {
+			return false, fmt.Errorf("close memory %s: %w", c.ID, err)
+		}
+		if tag.RowsAffected() != 1 {
+			return false, memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
+		}
+	}
+	for _, m := range w.Insert {
+		if m.Thread == "" {
+			m.Thread = thread
+		}
+		if _, err := insertMemory(ctx, tx, s, m, now); err != nil {
+			return false, err
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, report, nanos(now)); err != nil {
+		return false, fmt.Errorf("record run: %w", err)
+	}
+	if w.Vector != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES ($1, $2, $3)
+			ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
+			msgPK, w.Embedder, vectorBytes(w.Vector)); err != nil {
+			return false, fmt.Errorf("store message vector: %w", err)
+		}
+	}
+	if w.Checkpoint != "" {
+		if _, err := tx.Exec(ctx, `DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, w.Checkpoint); err != nil {
+			return false, fmt.Errorf("delete checkpoint: %w", err)
+		}
+	}
+	return true, nil
 }
 
 // MemoryRun returns the trace of the pipeline run over a message.

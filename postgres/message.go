@@ -52,7 +52,9 @@ func (db *DB) ensureUser(ctx context.Context, tx pgx.Tx, s memento.Scope) (*meme
 
 // DeleteUser forgets everything about a user: deleting the user row
 // cascades to everything the user owns, and the user's jobs (whose args
-// name the tenant and user) are deleted too, except those running now.
+// name the tenant and user) are deleted too, except those running now,
+// found through the index on those two args (migration 0006) rather than
+// by reading every job, and so are the jobs of the user's backlog.
 // Errors: ENOTFOUND.
 func (db *DB) DeleteUser(ctx context.Context, s memento.Scope) error {
 	s, err := checkScope(s)
@@ -70,6 +72,17 @@ func (db *DB) DeleteUser(ctx context.Context, s memento.Scope) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM river_job
 			WHERE args ->> 'tenant' = $1 AND args ->> 'user' = $2 AND state <> 'running'`, s.Tenant, s.User); err != nil {
 			return fmt.Errorf("delete jobs: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM backlog WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("delete backlog: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM backlog_users WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("delete backlog: %w", err)
+		}
+		// A thread lease names the user too; a turn that still holds one
+		// finds its row gone at release, which is harmless.
+		if _, err := tx.Exec(ctx, `DELETE FROM thread_locks WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("delete thread leases: %w", err)
 		}
 		return nil
 	})
@@ -283,12 +296,13 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 		terms, freqs, n := indexTerms(weightedText{m.Text, 1})
 		label, confidence := emotionColumns(m.Emotion)
 		if _, err := tx.Exec(ctx, `WITH m AS (
-				INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $14) RETURNING pk),
+				INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence, periods)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $14, $15) RETURNING pk),
 			d AS (INSERT INTO message_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $10 FROM m)
 			INSERT INTO message_terms (pk, tenant_id, user_id, term, freq, len)
 			SELECT m.pk, $1, $2, x.t, x.f, $10 FROM m, unnest($11::text[], $12::float8[]) AS x(t, f)`,
-			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt), n, terms, freqs, label, confidence); err != nil {
+			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt), n, terms, freqs, label, confidence,
+			periodsColumn(m.Text, m.At)); err != nil {
 			if isUniqueViolation(err) {
 				return nil, nil, memento.WrapError(memento.ECONFLICT, err, "message id %q is given twice", m.ID)
 			}

@@ -27,16 +27,17 @@ import (
 )
 
 var (
-	_ memento.UserService   = (*DB)(nil)
-	_ memento.MessageLog    = (*DB)(nil)
-	_ memento.ThreadService = (*DB)(nil)
-	_ memento.EventService  = (*DB)(nil)
-	_ memento.MemoryService = (*DB)(nil)
-	_ memento.MemoryWriter  = (*DB)(nil)
-	_ memento.RecallStore   = (*DB)(nil)
-	_ memento.RecallCorpus  = (*DB)(nil)
-	_ memento.Queue         = (*DB)(nil)
-	_ memento.Pinger        = (*DB)(nil)
+	_ memento.UserService       = (*DB)(nil)
+	_ memento.MessageLog        = (*DB)(nil)
+	_ memento.ThreadService     = (*DB)(nil)
+	_ memento.EventService      = (*DB)(nil)
+	_ memento.MemoryService     = (*DB)(nil)
+	_ memento.MemoryWriter      = (*DB)(nil)
+	_ memento.MemoryBatchWriter = (*DB)(nil)
+	_ memento.RecallStore       = (*DB)(nil)
+	_ memento.RecallCorpus      = (*DB)(nil)
+	_ memento.Queue             = (*DB)(nil)
+	_ memento.Pinger            = (*DB)(nil)
 )
 
 // Defaults of Options.
@@ -140,6 +141,12 @@ type DB struct {
 	handlers map[string]handler
 	worker   *river.Client[pgx.Tx]
 	proc     *queueProcess
+	// backlog is the users' backlogs' handler and locks (backlog.go).
+	backlog backlogState
+
+	// backfill resolves the periods of rows stored before migration 0007
+	// (periods.go); nil when none were left at Open.
+	backfill *periodsBackfill
 }
 
 // Open connects to the database at url (postgres://...), creates the
@@ -185,6 +192,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres store: job inserter: %w", err)
 	}
+	if err := db.startBackfill(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres store: %w", err)
+	}
 	return db, nil
 }
 
@@ -198,19 +209,37 @@ type migration struct {
 	sql     string
 }
 
+// migrations returns the embedded migrations in the order of their
+// numbers.
 func migrations() ([]migration, error) {
-	entries, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return readMigrations(sub)
+}
+
+// readMigrations reads the NNNN_what.sql files of fsys, sorted by number.
+// Numbers need not be consecutive: engineers working apart take numbers
+// ahead, and a gap only means that number is not used (yet). Two files of
+// one number are refused, since only the first would ever be applied.
+func readMigrations(fsys fs.FS) ([]migration, error) {
+	entries, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
 		return nil, err
 	}
 	var out []migration
-	for _, e := range entries {
-		base := strings.TrimPrefix(e, "migrations/")
+	seen := map[int]string{}
+	for _, base := range entries {
 		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return nil, fmt.Errorf("migration %s: name must start with a number", base)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must start with a positive number", base)
 		}
-		b, err := migrationFiles.ReadFile(e)
+		if other, ok := seen[v]; ok {
+			return nil, fmt.Errorf("migrations %s and %s have the same number", other, base)
+		}
+		seen[v] = base
+		b, err := fs.ReadFile(fsys, base)
 		if err != nil {
 			return nil, err
 		}
@@ -224,9 +253,10 @@ func migrations() ([]migration, error) {
 // processes starting at once on one database.
 const migrationLock = 0x6d656d656e746f // "memento"
 
-// migrate applies the store's migrations not yet recorded in
-// schema_migrations, each in its own transaction, then River's. Processes
-// opening one database at once take turns through an advisory lock.
+// migrate applies River's migrations, then the store's not yet recorded
+// in schema_migrations, each in its own transaction. River's come first
+// because the store's may index River's tables (0006). Processes opening
+// one database at once take turns through an advisory lock.
 func (db *DB) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
@@ -241,6 +271,21 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
 	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(migrationLock)) //nolint:errcheck
+	migrator, err := rivermigrate.New(riverpgxv5.New(db.pool), &rivermigrate.Config{Logger: db.logger, Schema: db.opts.Schema})
+	if err != nil {
+		return fmt.Errorf("migrate job queue: %w", err)
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("migrate job queue: %w", err)
+	}
+	return applyMigrations(ctx, conn.Conn(), ms)
+}
+
+// applyMigrations applies, in the order given, each migration whose
+// number schema_migrations does not hold, and records it. A migration
+// numbered below one applied earlier (a gap filled later) is applied all
+// the same.
+func applyMigrations(ctx context.Context, conn *pgx.Conn, ms []migration) error {
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -264,13 +309,6 @@ func (db *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
 	}
-	migrator, err := rivermigrate.New(riverpgxv5.New(db.pool), &rivermigrate.Config{Logger: db.logger, Schema: db.opts.Schema})
-	if err != nil {
-		return fmt.Errorf("migrate job queue: %w", err)
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("migrate job queue: %w", err)
-	}
 	return nil
 }
 
@@ -278,6 +316,9 @@ func (db *DB) migrate(ctx context.Context) error {
 func (db *DB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if db.backfill != nil {
+		db.backfill.stop()
+	}
 	err := db.Stop(ctx)
 	db.pool.Close()
 	return err

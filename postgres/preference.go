@@ -84,58 +84,42 @@ func prefSourcesJSON(sources []string) (string, error) {
 // clustering. The user's lock (userTx) makes the read-merge-write atomic
 // across processes. Errors: EINVALID.
 func (db *DB) WritePreferences(ctx context.Context, s memento.Scope, w memento.PreferenceWrite) (*memento.PreferenceWriteResult, error) {
+	res, err := db.WritePreferenceBatch(ctx, s, []memento.PreferenceWrite{w})
+	if err != nil {
+		return nil, err
+	}
+	return &res[0], nil
+}
+
+// WritePreferenceBatch applies ws in order in one transaction, each as
+// WritePreferences applies one: the Merge of each sees the preferences as
+// the writes before it left them. Errors: EINVALID.
+func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []memento.PreferenceWrite) ([]memento.PreferenceWriteResult, error) {
 	s, err := checkScope(s)
 	if err != nil {
 		return nil, err
 	}
-	if w.Merge == nil {
-		return nil, memento.Errorf(memento.EINVALID, "a preference write needs a merge function")
+	for _, w := range ws {
+		if w.Merge == nil {
+			return nil, memento.Errorf(memento.EINVALID, "a preference write needs a merge function")
+		}
+		if len(w.Source) > memento.MaxIDLen {
+			return nil, memento.Errorf(memento.EINVALID, "preference source id must be at most %d bytes", memento.MaxIDLen)
+		}
 	}
-	if len(w.Source) > memento.MaxIDLen {
-		return nil, memento.Errorf(memento.EINVALID, "preference source id must be at most %d bytes", memento.MaxIDLen)
+	if len(ws) == 0 {
+		return []memento.PreferenceWriteResult{}, nil
 	}
-	var res *memento.PreferenceWriteResult
+	var res []memento.PreferenceWriteResult
 	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
-		res = &memento.PreferenceWriteResult{}
+		res = make([]memento.PreferenceWriteResult, len(ws))
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
 			return err
 		}
-		now := db.now()
-		if w.Source != "" {
-			tag, err := tx.Exec(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
-				VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, s.Tenant, s.User, w.Source, nanos(now))
-			if err != nil {
-				return fmt.Errorf("record source: %w", err)
-			}
-			if tag.RowsAffected() == 0 {
-				return nil
-			}
-		}
-		res.Applied = true
-		current, err := queryPreferences(ctx, tx, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.embedder = $3`, s.Tenant, s.User, w.Embedder)
-		if err != nil {
-			return err
-		}
-		changes, err := w.Merge(current)
-		if err != nil {
-			return err
-		}
-		for _, p := range changes.Insert {
-			p.ID = newID("pref_")
-			if err := insertPreference(ctx, tx, s, p, now); err != nil {
+		for i, w := range ws {
+			if err := db.writePreferencesTx(ctx, tx, s, w, &res[i]); err != nil {
 				return err
 			}
-			p.Cluster = nil
-			res.Inserted = append(res.Inserted, p)
-		}
-		for _, p := range changes.Update {
-			if err := updatePreference(ctx, tx, s, p, now); err != nil {
-				return err
-			}
-			res.Updated = append(res.Updated, p)
-		}
-		if !changes.Empty() {
-			return db.bumpPreferenceVersion(ctx, tx, s, now)
 		}
 		return nil
 	})
@@ -143,6 +127,49 @@ func (db *DB) WritePreferences(ctx context.Context, s memento.Scope, w memento.P
 		return nil, fmt.Errorf("write preferences of %s/%s: %w", s.Tenant, s.User, err)
 	}
 	return res, nil
+}
+
+// writePreferencesTx applies w in tx, for a user that exists, and reports
+// what it did in res.
+func (db *DB) writePreferencesTx(ctx context.Context, tx pgx.Tx, s memento.Scope, w memento.PreferenceWrite, res *memento.PreferenceWriteResult) error {
+	now := db.now()
+	if w.Source != "" {
+		tag, err := tx.Exec(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
+			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, s.Tenant, s.User, w.Source, nanos(now))
+		if err != nil {
+			return fmt.Errorf("record source: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil // applied before
+		}
+	}
+	res.Applied = true
+	current, err := queryPreferences(ctx, tx, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.embedder = $3`, s.Tenant, s.User, w.Embedder)
+	if err != nil {
+		return err
+	}
+	changes, err := w.Merge(current)
+	if err != nil {
+		return err
+	}
+	for _, p := range changes.Insert {
+		p.ID = newID("pref_")
+		if err := insertPreference(ctx, tx, s, p, now); err != nil {
+			return err
+		}
+		p.Cluster = nil
+		res.Inserted = append(res.Inserted, p)
+	}
+	for _, p := range changes.Update {
+		if err := updatePreference(ctx, tx, s, p, now); err != nil {
+			return err
+		}
+		res.Updated = append(res.Updated, p)
+	}
+	if !changes.Empty() {
+		return db.bumpPreferenceVersion(ctx, tx, s, now)
+	}
+	return nil
 }
 
 func insertPreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
@@ -217,6 +244,9 @@ func (db *DB) requestPreferenceClusters(ctx context.Context, tx pgx.Tx, s mement
 	return db.insertJobs(ctx, tx, s, []memento.JobRequest{{
 		Kind:    memento.JobPreferenceClusters,
 		Payload: memento.PreferenceClusterJob{Tenant: s.Tenant, User: s.User},
+		// The user's own work: it runs in the user's backlog, after the
+		// batch that changed the preferences.
+		ByUser: true,
 	}})
 }
 

@@ -409,43 +409,96 @@ func (db *DB) SaveProfileModel(ctx context.Context, m memento.ProfileModel, keep
 	return version, nil
 }
 
+// The events mark. Every event row takes a mark from one sequence, after
+// taking its tenant's events lock in shared mode, held to commit (the
+// events_mark trigger of migration 0005, which every write path runs).
+// committedMark reads the largest mark of a tenant while holding that lock
+// exclusively, so no event with a mark at or below it is still uncommitted
+// (or ever will be): the marks are in commit order as far as their readers
+// can tell, and a range scan above a mark misses nothing. Writers share
+// the lock and never wait for one another; the reader waits only for the
+// event transactions already under way, for one statement.
+
+// eventsMarkLock is the class of the tenants' events locks (two-integer
+// advisory locks, keyed by hashtext of the tenant): "meme" in ASCII, as in
+// migration 0005.
+const eventsMarkLock int32 = 0x6d656d65
+
 // EventsMark returns a number that grows whenever an event is added to
-// the tenant (the largest event row number), 0 when it has none. Row
-// numbers come from a sequence, so with several writers a smaller one may
-// commit after a larger: a model learned at mark N may miss such an
-// event until the next event raises the mark again.
+// the tenant (the largest event mark), 0 when it has none. It does not
+// wait for event transactions under way: a model saved at a mark read by
+// EachUserEvents had every event up to that mark, so comparing the two
+// for equality is exact without it.
 func (db *DB) EventsMark(ctx context.Context, tenant string) (int64, error) {
 	if tenant == "" {
 		tenant = memento.DefaultTenant
 	}
-	var mark *int64
-	if err := db.pool.QueryRow(ctx, `SELECT max(pk) FROM events WHERE tenant_id = $1`, tenant).Scan(&mark); err != nil {
+	var mark int64
+	if err := db.pool.QueryRow(ctx, `SELECT coalesce(max(mark), 0) FROM events WHERE tenant_id = $1`, tenant).Scan(&mark); err != nil {
 		return 0, fmt.Errorf("events mark of %s: %w", tenant, err)
 	}
-	if mark == nil {
-		return 0, nil
+	return mark, nil
+}
+
+// committedMark returns the tenant's largest events mark once every event
+// transaction that drew a mark before it has ended (see eventsMarkLock).
+func (db *DB) committedMark(ctx context.Context, tenant string) (int64, error) {
+	var mark int64
+	var err error
+	for attempt := 1; attempt <= txAttempts; attempt++ {
+		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, eventsMarkLock, tenant); err != nil {
+				return fmt.Errorf("lock events: %w", err)
+			}
+			// READ COMMITTED: this statement's snapshot is taken after
+			// the lock was granted.
+			return tx.QueryRow(ctx, `SELECT coalesce(max(mark), 0) FROM events WHERE tenant_id = $1`, tenant).Scan(&mark)
+		})
+		if !retryable(err) || ctx.Err() != nil {
+			break
+		}
 	}
-	return *mark, nil
+	return mark, err
 }
 
 // EachUserEvents calls fn with the events of every user of the tenant, one
-// user at a time in the order of their ids, within one snapshot, and
-// returns the EventsMark of that snapshot.
+// user at a time in the order of their ids, each user's events in the
+// order they happened, and returns the mark they were read at: every
+// event up to it, none after it. fn must not keep events after it
+// returns.
 func (db *DB) EachUserEvents(ctx context.Context, tenant string, fn func(user string, events []memento.Event) error) (int64, error) {
+	return db.eachUserEvents(ctx, tenant, -1, fn)
+}
+
+// EachUserEventsSince is EachUserEvents for the users who have an event
+// with a mark above mark (an EventsMark), each with all of their events:
+// what an incremental update of the co-occurrence model reads. The users
+// are found by a range scan of the tenant's marks.
+func (db *DB) EachUserEventsSince(ctx context.Context, tenant string, mark int64, fn func(user string, events []memento.Event) error) (int64, error) {
+	return db.eachUserEvents(ctx, tenant, max(mark, 0), fn)
+}
+
+// eachUserEvents serves both: since < 0 reads every user.
+func (db *DB) eachUserEvents(ctx context.Context, tenant string, since int64, fn func(user string, events []memento.Event) error) (int64, error) {
 	if tenant == "" {
 		tenant = memento.DefaultTenant
 	}
-	var mark int64
-	err := db.readTx(ctx, func(tx pgx.Tx) error {
-		var m *int64
-		if err := tx.QueryRow(ctx, `SELECT max(pk) FROM events WHERE tenant_id = $1`, tenant).Scan(&m); err != nil {
-			return err
-		}
-		if m != nil {
-			mark = *m
-		}
-		rows, err := tx.Query(ctx, `SELECT user_id, id, type, title_id, value, at FROM events
-			WHERE tenant_id = $1 ORDER BY user_id COLLATE "C", at, pk`, tenant)
+	mark, err := db.committedMark(ctx, tenant)
+	if err != nil {
+		return 0, fmt.Errorf("read events of tenant %s: %w", tenant, err)
+	}
+	// Events above the mark, committed since it was read, are left for the
+	// next read: it finds them above this mark.
+	query, args := `SELECT user_id, id, type, title_id, value, at FROM events
+		WHERE tenant_id = $1 AND mark <= $2 ORDER BY user_id COLLATE "C", at, pk`, []any{tenant, mark}
+	if since >= 0 {
+		query, args = `SELECT user_id, id, type, title_id, value, at FROM events
+			WHERE tenant_id = $1 AND mark <= $2
+			  AND user_id IN (SELECT user_id FROM events WHERE tenant_id = $1 AND mark > $3 AND mark <= $2)
+			ORDER BY user_id COLLATE "C", at, pk`, []any{tenant, mark, since}
+	}
+	err = db.readTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}

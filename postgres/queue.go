@@ -80,13 +80,16 @@ func (errorHandler) HandlePanic(context.Context, *rivertype.JobRow, any, string)
 }
 
 // insertJobs enqueues reqs in tx, the transaction of the data they
-// concern, with River's InsertManyTx: the jobs commit with the data or not
-// at all.
+// concern: those by user in the user's backlog (backlog.go), the others
+// with River's InsertManyTx, so the jobs commit with the data or not at
+// all. Equal requests are enqueued once.
 func (db *DB) insertJobs(ctx context.Context, tx pgx.Tx, s memento.Scope, reqs []memento.JobRequest) error {
 	if len(reqs) == 0 {
 		return nil
 	}
 	params := make([]river.InsertManyParams, 0, len(reqs))
+	var backlog []backlogItem
+	seen := make(map[string]bool, len(reqs))
 	for _, r := range reqs {
 		if r.Kind == "" {
 			return fmt.Errorf("enqueue job: kind is required")
@@ -95,15 +98,26 @@ func (db *DB) insertJobs(ctx context.Context, tx pgx.Tx, s memento.Scope, reqs [
 		if err != nil {
 			return fmt.Errorf("enqueue %s job: encode payload: %w", r.Kind, err)
 		}
+		key := fmt.Sprintf("%s\x00%t\x00%d\x00%s", r.Kind, r.ByUser, r.MaxAttempts, payload)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if r.ByUser {
+			backlog = append(backlog, backlogItem{kind: r.Kind, payload: payload, maxAttempts: db.maxAttempts(r)})
+			continue
+		}
 		params = append(params, river.InsertManyParams{
 			Args:       jobArgs{kind: r.Kind, Tenant: s.Tenant, User: s.User, Payload: payload},
 			InsertOpts: &river.InsertOpts{MaxAttempts: db.maxAttempts(r)},
 		})
 	}
-	if _, err := db.inserter.InsertManyTx(ctx, tx, params); err != nil {
-		return fmt.Errorf("enqueue jobs: %w", err)
+	if len(params) > 0 {
+		if _, err := db.inserter.InsertManyTx(ctx, tx, params); err != nil {
+			return fmt.Errorf("enqueue jobs: %w", err)
+		}
 	}
-	return nil
+	return db.insertBacklog(ctx, tx, s, backlog)
 }
 
 func (db *DB) maxAttempts(r memento.JobRequest) int {
@@ -157,6 +171,9 @@ func (db *DB) Start(ctx context.Context) error {
 	}
 	n := len(db.handlers)
 	db.mu.Unlock()
+	if h, _ := db.backlogHandler(); h != nil {
+		n++
+	}
 	if n == 0 {
 		return memento.Errorf(memento.EINVALID, "no job handlers are registered")
 	}
@@ -179,9 +196,13 @@ func (db *DB) startClient(ctx context.Context, p *queueProcess) error {
 	if db.worker != nil {
 		return memento.Errorf(memento.ECONFLICT, "the job queue is already running")
 	}
+	backlog, bopts := db.backlogHandler()
 	workers := river.NewWorkers()
-	longest := db.opts.JobTimeout
+	longest := max(db.opts.JobTimeout, bopts.Timeout)
 	for kind, h := range db.handlers {
+		if kind == memento.JobBacklog {
+			continue // the queue's own
+		}
 		timeout := h.opts.Timeout
 		if timeout <= 0 {
 			timeout = db.opts.JobTimeout
@@ -189,6 +210,9 @@ func (db *DB) startClient(ctx context.Context, p *queueProcess) error {
 		longest = max(longest, timeout)
 		river.AddWorkerArgs(workers, jobArgs{kind: kind}, &worker{fn: h.fn, timeout: timeout})
 	}
+	// Every queue takes the users' backlogs, with the registered handler
+	// or, without one, by handing each job to its kind's handler.
+	river.AddWorkerArgs(workers, jobArgs{kind: memento.JobBacklog}, &backlogWorker{db: db, owner: p.id, handler: backlog, opts: bopts})
 	cfg := &river.Config{
 		// The lease's id: River appends it to attempted_by of every
 		// job this queue takes.
@@ -409,10 +433,12 @@ func retryableJobIDs(ctx context.Context, tx pgx.Tx, ids []int64) ([]int64, erro
 	return ids, nil
 }
 
-// Unfinished counts jobs that have not ended.
+// Unfinished counts jobs that have not ended, the jobs of the users'
+// backlogs included.
 func (db *DB) Unfinished(ctx context.Context) (int, error) {
 	var n int
-	err := db.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled')`).Scan(&n)
+	err := db.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled'))
+		+ (SELECT count(*) FROM backlog)`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count unfinished jobs: %w", err)
 	}

@@ -189,7 +189,7 @@ func scanRecallDocs(rows pgx.Rows, memory bool, out *memento.RecallDocs) error {
 
 // DefaultRecallChangesKept is how long PruneRecallChanges keeps the rows
 // of the change log by default.
-const DefaultRecallChangesKept = 15 * time.Minute
+const DefaultRecallChangesKept = memento.DefaultRecallChangesKept
 
 // pruneBatch is how many change-log rows one pruning transaction deletes.
 const pruneBatch = 20000

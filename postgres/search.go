@@ -194,19 +194,23 @@ func periods(q memento.CandidateQuery) [][2]int64 {
 	return out
 }
 
-const memoryCandidateColumns = `m.id, m.kind, m.attribute, m.value, m.valid_from, m.sources, m.thread_id, coalesce(v.embedder, ''), v.embedding`
+const memoryCandidateColumns = `m.id, m.kind, m.attribute, m.value, m.valid_from, m.sources, m.thread_id, coalesce(v.embedder, ''), v.embedding, m.periods`
 
 func scanMemoryCandidate(r pgx.Row, extra ...any) (memento.RecallCandidate, error) {
 	var c memento.RecallCandidate
 	var from int64
 	var sources, emb []byte
-	dest := append([]any{&c.ID, &c.Kind, &c.Attribute, &c.Text, &from, &sources, &c.Thread, &c.Embedder, &emb}, extra...)
+	var periods *string
+	dest := append([]any{&c.ID, &c.Kind, &c.Attribute, &c.Text, &from, &sources, &c.Thread, &c.Embedder, &emb, &periods}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return c, err
 	}
 	c.At, c.Vector = fromNanos(from), vectorFrom(emb)
 	if err := json.Unmarshal(sources, &c.Sources); err != nil {
 		return c, fmt.Errorf("decode sources of memory %s: %w", c.ID, err)
+	}
+	if err := readPeriods(&c, periods); err != nil {
+		return c, fmt.Errorf("memory %s: %w", c.ID, err)
 	}
 	return c, nil
 }
@@ -290,7 +294,7 @@ func (db *DB) MemoryCandidates(ctx context.Context, s memento.Scope, q memento.C
 	return out, nil
 }
 
-const messageCandidateColumns = `m.id, m.thread_id, m.seq, m.role, m.text, m.at, coalesce(v.embedder, ''), v.embedding`
+const messageCandidateColumns = `m.id, m.thread_id, m.seq, m.role, m.text, m.at, coalesce(v.embedder, ''), v.embedding, m.periods`
 
 // notRejected leaves out messages the pipeline refused as instructions to
 // the system.
@@ -302,12 +306,16 @@ func scanMessageCandidate(r pgx.Row, extra ...any) (memento.RecallCandidate, err
 	var at int64
 	var role string
 	var emb []byte
-	dest := append([]any{&c.ID, &c.Thread, &c.Seq, &role, &c.Text, &at, &c.Embedder, &emb}, extra...)
+	var periods *string
+	dest := append([]any{&c.ID, &c.Thread, &c.Seq, &role, &c.Text, &at, &c.Embedder, &emb, &periods}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return c, err
 	}
 	c.Role, c.At, c.Vector = memento.Role(role), fromNanos(at), vectorFrom(emb)
 	c.Sources = []string{c.ID}
+	if err := readPeriods(&c, periods); err != nil {
+		return c, fmt.Errorf("message %s: %w", c.ID, err)
+	}
 	return c, nil
 }
 

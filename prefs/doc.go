@@ -9,14 +9,16 @@
 //
 // Data flows through it like this:
 //
-//	user message --JobPreferences--> Service.HandleMessage
+//	user message --JobPreferences, in the user's backlog--> a batch's
+//	    Service.LearnMessages (or, for a job that failed there, HandleMessage)
 //	    --PreferenceExtractor--> signed concepts ("heist" +1.0, "horror" -1.0)
 //	event (liked, disliked, rated, abandoned) --JobPreferencesFromEvents-->
 //	    Service.HandleEvent --FromEvent--> the title's genres, plot and cast
 //	concepts --Embedder (each concept alone)--> unit vectors (vector.go)
 //	    --Config.Merge, inside the store's write transaction (merge.go)-->
 //	    new memories, or reinforced ones (similarity >= MergeThreshold),
-//	    at most once per message or event id
+//	    at most once per message or event id; a batch's messages in order,
+//	    in one transaction (WritePreferenceBatch)
 //	any change --store--> one pending JobPreferenceClusters job per user
 //	    --Service.Recluster--> DBSCAN over the live vectors (dbscan.go)
 //	    --ClusterDescriber--> directional description and stances,

@@ -145,7 +145,8 @@ func EventJobs(s memento.Scope, e memento.Event) []memento.JobRequest {
 	if EventStrength(e) == 0 {
 		return nil
 	}
-	return []memento.JobRequest{{Kind: memento.JobPreferencesFromEvents, Payload: memento.PreferenceEventJob{Tenant: s.Tenant, User: s.User, Event: e}}}
+	return []memento.JobRequest{{Kind: memento.JobPreferencesFromEvents, ByUser: true,
+		Payload: memento.PreferenceEventJob{Tenant: s.Tenant, User: s.User, Event: e}}}
 }
 
 // MessageJobs returns the preference job of a stored message: user

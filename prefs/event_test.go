@@ -104,7 +104,7 @@ func TestJobs(t *testing.T) {
 	}
 	e := memento.Event{ID: "e1", Type: memento.EventLiked, TitleID: heat.ID}
 	gotE := EventJobs(s, e)
-	wantE := []memento.JobRequest{{Kind: memento.JobPreferencesFromEvents, Payload: memento.PreferenceEventJob{Tenant: "t", User: "ann", Event: e}}}
+	wantE := []memento.JobRequest{{Kind: memento.JobPreferencesFromEvents, ByUser: true, Payload: memento.PreferenceEventJob{Tenant: "t", User: "ann", Event: e}}}
 	if diff := cmp.Diff(wantE, gotE); diff != "" {
 		t.Errorf("liked event jobs (-want +got):\n%s", diff)
 	}

@@ -19,8 +19,9 @@ const SectionName = "preferences"
 // Section is the preference memory's section of a user export or snapshot
 // (a memento.UserSection): every preference with its vector and embedder,
 // and the ids of the messages and events already applied, so a restored
-// user is neither missing a memory nor given one twice. Clusters are not
-// kept: restoring requests a clustering job, which describes them again.
+// user is neither missing a memory nor given one twice, and the clusters
+// with their descriptions and stances, so a restored user's context reads
+// as before without asking the model to describe them again.
 type Section struct {
 	Store memento.PreferenceService
 }
@@ -31,6 +32,17 @@ var _ memento.UserSection = Section{}
 type sectionDoc struct {
 	Preferences []sectionPreference `json:"preferences"`
 	Sources     []string            `json:"sources"`
+	// Clusters are absent from documents written before they were kept;
+	// restoring such a document leaves the clustering to the job it
+	// requests.
+	Clusters []sectionCluster `json:"clusters,omitempty"`
+}
+
+// sectionCluster is a cluster as exported: its listed fields and the
+// signature that lets a later clustering keep its description.
+type sectionCluster struct {
+	memento.PreferenceCluster
+	Signature string `json:"signature"`
 }
 
 // sectionPreference is a preference as exported: its listed fields, and
@@ -58,7 +70,14 @@ func (sec Section) ExportSection(ctx context.Context, s memento.Scope) (json.Raw
 	if len(ps) == 0 && len(sources) == 0 {
 		return nil, nil
 	}
+	clusters, err := sec.Store.PreferenceClusters(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("export preference clusters: %w", err)
+	}
 	doc := sectionDoc{Preferences: make([]sectionPreference, len(ps)), Sources: sources}
+	for _, c := range clusters {
+		doc.Clusters = append(doc.Clusters, sectionCluster{PreferenceCluster: c, Signature: c.Signature})
+	}
 	for i, p := range ps {
 		b := make([]byte, 4*len(p.Vector))
 		for d, x := range p.Vector {
@@ -105,6 +124,41 @@ func (sec Section) ImportSection(ctx context.Context, s memento.Scope, data json
 	}
 	if err := sec.Store.RestorePreferences(ctx, s, ps, doc.Sources); err != nil {
 		return fmt.Errorf("import preferences: %w", err)
+	}
+	return sec.restoreClusters(ctx, s, doc.Clusters)
+}
+
+// restoreClusters stores the exported clusters as computed from the
+// preferences just restored, which settles the clustering job the restore
+// requested. A document without clusters, or with a description that
+// carries instructions (descriptions are rendered into prompts), leaves
+// the clustering to that job.
+func (sec Section) restoreClusters(ctx context.Context, s memento.Scope, exported []sectionCluster) error {
+	if len(exported) == 0 {
+		return nil
+	}
+	clusters := make([]memento.PreferenceCluster, len(exported))
+	for i, c := range exported {
+		if len(hygiene.CheckStored(c.Description)) > 0 {
+			return nil
+		}
+		for _, m := range c.Members {
+			if m.Stance != memento.StanceSupport && m.Stance != memento.StanceOppose {
+				return memento.Errorf(memento.EINVALID, "clusters[%d] member %s has stance %q, want support or oppose", i, m.Preference, m.Stance)
+			}
+		}
+		clusters[i] = c.PreferenceCluster
+		clusters[i].Signature = c.Signature
+	}
+	ver, err := sec.Store.PreferenceVersion(ctx, s)
+	if err != nil {
+		return fmt.Errorf("import preference clusters: %w", err)
+	}
+	for i := range clusters {
+		clusters[i].Version = ver.Version
+	}
+	if err := sec.Store.SavePreferenceClusters(ctx, s, ver.Version, clusters); err != nil {
+		return fmt.Errorf("import preference clusters: %w", err)
 	}
 	return nil
 }

@@ -3,9 +3,11 @@ package prefs_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/prefs"
@@ -44,20 +46,36 @@ func TestSectionRoundTrip(t *testing.T) {
 	}
 	want, _ := db.Preferences(ctx, s)
 	got, _ := other.Preferences(ctx, s)
-	for i := range want {
-		want[i].Cluster = nil // clusters are described again after a restore
-	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("restored preferences (-exported +restored):\n%s", diff)
+	}
+	// The clusters come back as they were, descriptions and stances
+	// included, without asking the model to describe them again.
+	wantCl, _ := db.PreferenceClusters(ctx, s)
+	gotCl, _ := other.PreferenceClusters(ctx, s)
+	if len(wantCl) == 0 {
+		t.Fatal("the exported user has no clusters, so nothing is tested")
+	}
+	if diff := cmp.Diff(wantCl, gotCl, cmpopts.IgnoreFields(memento.PreferenceCluster{}, "Version", "CreatedAt")); diff != "" {
+		t.Errorf("restored clusters (-exported +restored):\n%s", diff)
 	}
 	wantSrc, _ := db.PreferenceSources(ctx, s)
 	gotSrc, _ := other.PreferenceSources(ctx, s)
 	if diff := cmp.Diff(wantSrc, gotSrc); diff != "" || len(gotSrc) != 5 {
 		t.Errorf("restored sources (-exported +restored):\n%s", diff)
 	}
-	jobs, _ := other.Jobs(ctx, memento.JobFilter{Kind: memento.JobPreferenceClusters})
-	if len(jobs) != 1 {
-		t.Errorf("restore enqueued %d clustering jobs, want 1", len(jobs))
+	// The clustering job the restore requested finds the clusters as
+	// they were and keeps their descriptions: it asks the model nothing.
+	if n := clusteringJobs(t, other); n != 1 {
+		t.Errorf("restore enqueued %d clustering jobs, want 1", n)
+	}
+	mute := &prefs.Service{Store: other, Messages: other, Model: noDescriptions{svc.Model}, Embedder: svc.Embedder, Catalog: svc.Catalog, Clock: clk}
+	if err := mute.Recluster(ctx, s); err != nil {
+		t.Fatalf("the clustering job after a restore asked the model: %v", err)
+	}
+	again, _ := other.PreferenceClusters(ctx, s)
+	if diff := cmp.Diff(wantCl, again, cmpopts.IgnoreFields(memento.PreferenceCluster{}, "Version", "CreatedAt")); diff != "" {
+		t.Errorf("clusters after the clustering job (-exported +now):\n%s", diff)
 	}
 	// A message already applied before the snapshot changes nothing after
 	// the restore.
@@ -80,4 +98,11 @@ func TestSectionRoundTrip(t *testing.T) {
 	if err := (prefs.Section{Store: other}).ImportSection(ctx, s, nil); err != nil {
 		t.Errorf("import of an empty section: %v", err)
 	}
+}
+
+// noDescriptions is a model that refuses to describe clusters.
+type noDescriptions struct{ prefs.Model }
+
+func (noDescriptions) DescribeCluster(context.Context, []memento.ClusterMember) (*memento.ClusterDescription, error) {
+	return nil, errors.New("asked to describe a cluster")
 }

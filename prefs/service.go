@@ -70,21 +70,34 @@ func (sv *Service) Register(q memento.Queue, opts memento.JobOptions) {
 // preferences as the evidence of source, stated at at. A source already
 // applied changes nothing.
 func (sv *Service) Learn(ctx context.Context, s memento.Scope, source string, at time.Time, concepts []memento.Concept) (*memento.PreferenceWriteResult, error) {
-	if at.IsZero() {
-		at = sv.now()
+	ws, err := sv.writes(ctx, []evidence{{source: source, at: at, concepts: concepts}})
+	if err != nil {
+		return nil, err
 	}
-	// A concept is rendered into prompts as it is; one that carries
-	// instructions (a model may echo an order as a taste) is dropped.
-	clean := concepts[:0:0]
-	for _, c := range concepts {
-		if len(hygiene.CheckStored(c.Concept)) == 0 {
-			clean = append(clean, c)
+	return sv.Store.WritePreferences(ctx, s, ws[0])
+}
+
+// evidence is what one source says of a user's tastes.
+type evidence struct {
+	source   string
+	at       time.Time
+	concepts []memento.Concept
+}
+
+// writes turns evidence into preference writes: every concept that
+// carries no instructions, embedded alone (all of them in one call).
+func (sv *Service) writes(ctx context.Context, evs []evidence) ([]memento.PreferenceWrite, error) {
+	var texts []string
+	kept := make([][]memento.Concept, len(evs))
+	for i, e := range evs {
+		// A concept is rendered into prompts as it is; one that carries
+		// instructions (a model may echo an order as a taste) is dropped.
+		for _, c := range e.concepts {
+			if len(hygiene.CheckStored(c.Concept)) == 0 {
+				kept[i] = append(kept[i], c)
+				texts = append(texts, strings.TrimSpace(c.Concept))
+			}
 		}
-	}
-	concepts = clean
-	texts := make([]string, len(concepts))
-	for i, c := range concepts {
-		texts[i] = strings.TrimSpace(c.Concept)
 	}
 	var vectors [][]float32
 	if len(texts) > 0 {
@@ -92,17 +105,82 @@ func (sv *Service) Learn(ctx context.Context, s memento.Scope, source string, at
 		if vectors, err = sv.Embedder.Embed(ctx, texts); err != nil {
 			return nil, fmt.Errorf("embed concepts: %w", err)
 		}
+		if len(vectors) != len(texts) {
+			return nil, fmt.Errorf("embed concepts: %d vectors for %d concepts", len(vectors), len(texts))
+		}
 	}
-	evidence := EvidenceOf(concepts, vectors, at.UTC())
 	embedder := sv.Embedder.ID()
 	cfg := sv.Config
-	return sv.Store.WritePreferences(ctx, s, memento.PreferenceWrite{
-		Source:   source,
-		Embedder: embedder,
-		Merge: func(current []memento.Preference) (memento.PreferenceChanges, error) {
-			return cfg.Merge(current, source, embedder, evidence), nil
-		},
-	})
+	ws := make([]memento.PreferenceWrite, len(evs))
+	for i, e := range evs {
+		at := e.at
+		if at.IsZero() {
+			at = sv.now()
+		}
+		n := len(kept[i])
+		evidence := EvidenceOf(kept[i], vectors[:n:n], at.UTC())
+		vectors = vectors[n:]
+		source := e.source
+		ws[i] = memento.PreferenceWrite{
+			Source:   source,
+			Embedder: embedder,
+			Merge: func(current []memento.Preference) (memento.PreferenceChanges, error) {
+				return cfg.Merge(current, source, embedder, evidence), nil
+			},
+		}
+	}
+	return ws, nil
+}
+
+// MessageInput is a user's message to learn from, with the text of the
+// user's message before it in its thread ("" when there is none), which
+// the hygiene gate reads it with.
+type MessageInput struct {
+	Message  memento.Message
+	Previous string
+}
+
+// LearnMessages does the preference jobs of a batch of a user's messages
+// (the user's backlog, memento.JobRequest.ByUser): it extracts the likes
+// and dislikes of each as LearnMessage does, embeds them in one call and
+// applies them in order in one write. It returns one error per message:
+// a message whose extraction failed gets its error, and an error of the
+// embedding or the write goes to every message it carried. A user
+// forgotten meanwhile learns nothing, and that is no error.
+func (sv *Service) LearnMessages(ctx context.Context, s memento.Scope, msgs []MessageInput) []error {
+	errs := make([]error, len(msgs))
+	var evs []evidence
+	var carried []int
+	for i, in := range msgs {
+		m := in.Message
+		if m.Role != memento.RoleUser {
+			continue
+		}
+		if reasons := hygiene.CheckFollowing(in.Previous, m.Text); len(reasons) > 0 {
+			sv.logger().InfoContext(ctx, "no preferences learned: the message instructs the system", "user", s.User, "message", m.ID, "reasons", strings.Join(reasons, "; "))
+			continue
+		}
+		concepts, err := sv.Model.ExtractPreferences(ctx, m.Text)
+		if err != nil {
+			errs[i] = fmt.Errorf("extract preferences of message %s: %w", m.ID, err)
+			continue
+		}
+		evs = append(evs, evidence{source: m.ID, at: m.At, concepts: concepts})
+		carried = append(carried, i)
+	}
+	if len(evs) == 0 {
+		return errs
+	}
+	ws, err := sv.writes(ctx, evs)
+	if err == nil {
+		_, err = sv.Store.WritePreferenceBatch(ctx, s, ws)
+	}
+	if err != nil && memento.ErrorCode(err) != memento.ENOTFOUND {
+		for _, i := range carried {
+			errs[i] = fmt.Errorf("preferences of message %s: %w", msgs[i].Message.ID, err)
+		}
+	}
+	return errs
 }
 
 // LearnMessage extracts the likes and dislikes of a user message and

@@ -6,10 +6,12 @@
 // # How data flows
 //
 //	POST /v1/users/{u}/events, `memento events import`, or a user message
-//	("I watched Heat and loved it", MessageEvents in a message-events job, read by the language model)
+//	("I watched Heat and loved it", MessageEvents in a message-events job, read by the language model;
+//	 a batch of the user's backlog reads its messages' together, Worker.LearnMessages)
 //	  --CheckEvents, EventService.AddEvents (+ EventJobs: in the same transaction)-->
 //	events table --profile job: Judge, Learners, ProfileService.SaveLearned--> profile keys
 //	events of every user --profile-model job: ModelBuilder--> co-occurrence model
+//	  (jobs coalesced: at most one recompute every Worker.ModelEvery)
 //	profile + model --Scorer (agent.Scorer) / Ranker--> ranked titles with "why"
 //
 // Judge folds a user's events into one Judgement per title, resolving

@@ -25,23 +25,22 @@ type ModelJob struct {
 }
 
 // EventJobs returns the jobsFor of one memento.EventService.AddEvents
-// call: the first new event gets a profile job for the user and a model job
-// for the tenant, the others none, so a batch of events costs one
-// recompute of each.
+// call: every new event asks for a profile job for the user and a model
+// job for the tenant, and the store enqueues equal requests of one
+// transaction once, so a batch of events costs one recompute of each. The
+// profile job is the user's own work, so it goes to the user's backlog
+// (memento.JobRequest.ByUser), where it runs after the batch that added
+// the events and joins the user's next batch. The function holds no
+// state: a store may run its transaction (and so call it) again.
 func EventJobs(s memento.Scope) func(memento.Event) []memento.JobRequest {
 	if s.Tenant == "" {
 		s.Tenant = memento.DefaultTenant
 	}
-	var once sync.Once
 	return func(memento.Event) []memento.JobRequest {
-		var jobs []memento.JobRequest
-		once.Do(func() {
-			jobs = []memento.JobRequest{
-				{Kind: memento.JobProfile, Payload: ProfileJob{Tenant: s.Tenant, User: s.User}},
-				{Kind: memento.JobProfileModel, Payload: ModelJob{Tenant: s.Tenant}},
-			}
-		})
-		return jobs
+		return []memento.JobRequest{
+			{Kind: memento.JobProfile, Payload: ProfileJob{Tenant: s.Tenant, User: s.User}, ByUser: true},
+			{Kind: memento.JobProfileModel, Payload: ModelJob{Tenant: s.Tenant}},
+		}
 	}
 }
 
@@ -99,12 +98,29 @@ type Worker struct {
 	FullEvery int
 	FullAfter time.Duration
 
+	// ModelEvery is the longest a model job waits for the tenant's
+	// events to be quiet before it recomputes the model (HandleModel); 0
+	// means DefaultModelEvery, a negative value no wait. The model is the
+	// whole tenant's: a few seconds' delay changes no ranking much, while
+	// a recompute after every batch of events would take a processor.
+	ModelEvery time.Duration
+
 	mu     sync.Mutex // one model recompute at a time
 	counts map[string]*tenantCounts
+	// saved is the model this worker saved last, per tenant.
+	saved map[string]savedModel
+	smu   sync.Mutex // guards jobs
+	jobs  map[string]*modelJobs
 	// Mismatches counts full rebuilds that found the incremental counts,
 	// at the same events mark, giving another model (a bug if ever
 	// nonzero; the full rebuild's model is the one kept).
 	Mismatches atomic.Int64
+}
+
+// savedModel is the version and the events mark of a model a worker
+// saved.
+type savedModel struct {
+	version, mark int64
 }
 
 // tenantCounts is a tenant's counts as of an events mark, with when they
@@ -186,14 +202,117 @@ func (w *Worker) Recompute(ctx context.Context, s memento.Scope) (*memento.Profi
 	return p, nil
 }
 
-// HandleModel is the handler of memento.JobProfileModel.
+// HandleModel is the handler of memento.JobProfileModel. Every batch of
+// events asks for a recompute of the tenant's model, and a recompute
+// reads and ranks the whole tenant, so the jobs are coalesced: of the
+// jobs that arrive while a recompute waits to start, one waits and the
+// others are done at once (the recompute that one runs reads the events
+// mark after their events were stored). The waiting one starts its
+// recompute once the tenant's events have been quiet for a moment, and
+// at the latest ModelEvery after the previous recompute ended. A job
+// waits for a recompute that is running, whose mark may predate its
+// events.
 func (w *Worker) HandleModel(ctx context.Context, _ string, payload json.RawMessage) error {
 	var job ModelJob
 	if err := json.Unmarshal(payload, &job); err != nil {
 		return fmt.Errorf("model job: decode payload: %w", err)
 	}
-	_, err := w.RecomputeModel(ctx, job.Tenant, false)
+	tenant := job.Tenant
+	if tenant == "" {
+		tenant = memento.DefaultTenant
+	}
+	every := w.ModelEvery
+	if every == 0 {
+		every = DefaultModelEvery
+	}
+	w.smu.Lock()
+	st := w.modelState(tenant)
+	if st.waiting {
+		w.smu.Unlock()
+		return nil
+	}
+	st.waiting = true
+	latest := st.ended.Add(every)
+	w.smu.Unlock()
+	if err := w.awaitQuiet(ctx, tenant, latest); err != nil {
+		w.smu.Lock()
+		st.waiting = false
+		w.smu.Unlock()
+		return fmt.Errorf("model job: %w", err)
+	}
+	_, err := w.recomputeModel(ctx, tenant, false, func() {
+		// From here on the mark is read: a later job must wait for the
+		// next recompute.
+		w.smu.Lock()
+		st.waiting = false
+		w.smu.Unlock()
+	})
+	w.smu.Lock()
+	st.ended = time.Now()
+	w.smu.Unlock()
 	return err
+}
+
+// awaitQuiet waits until no event was added to the tenant for modelQuiet,
+// or until latest, whichever comes first: a burst of events costs one
+// recompute once it ends, and a steady stream one every ModelEvery.
+func (w *Worker) awaitQuiet(ctx context.Context, tenant string, latest time.Time) error {
+	if !time.Now().Before(latest) {
+		return nil
+	}
+	mark, err := w.Models.EventsMark(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	for {
+		wait := min(modelQuiet, time.Until(latest))
+		if wait <= 0 {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		now, err := w.Models.EventsMark(ctx, tenant)
+		if err != nil {
+			return err
+		}
+		if now == mark {
+			return nil
+		}
+		mark = now
+	}
+}
+
+// DefaultModelEvery is Worker.ModelEvery's default. On SQLite, saving the
+// model of a tenant of a million memories holds the one writer for tens of
+// milliseconds, and learning it takes a processor for about a second.
+const DefaultModelEvery = 10 * time.Second
+
+// modelQuiet is how long a tenant must add no event before a waiting model
+// job recomputes the model ahead of ModelEvery.
+const modelQuiet = 250 * time.Millisecond
+
+// modelJobs is the coalescing state of one tenant's model jobs.
+type modelJobs struct {
+	waiting bool      // a job waits for the next recompute
+	ended   time.Time // when the last recompute of a job ended
+}
+
+// modelState returns the tenant's coalescing state; w.smu is held.
+func (w *Worker) modelState(tenant string) *modelJobs {
+	if w.jobs == nil {
+		w.jobs = map[string]*modelJobs{}
+	}
+	st := w.jobs[tenant]
+	if st == nil {
+		st = &modelJobs{}
+		w.jobs[tenant] = st
+	}
+	return st
 }
 
 // RecomputeModel learns the tenant's co-occurrence model from every user's
@@ -202,23 +321,40 @@ func (w *Worker) HandleModel(ctx context.Context, _ string, payload json.RawMess
 // recomputes: they run one at a time, and each covers every event stored
 // before it began. It reports whether it saved a model.
 func (w *Worker) RecomputeModel(ctx context.Context, tenant string, force bool) (bool, error) {
+	return w.recomputeModel(ctx, tenant, force, nil)
+}
+
+// recomputeModel is RecomputeModel, calling locked (when set) once it
+// holds the recompute lock, before it reads the events mark.
+func (w *Worker) recomputeModel(ctx context.Context, tenant string, force bool, locked func()) (bool, error) {
 	if tenant == "" {
 		tenant = memento.DefaultTenant
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if locked != nil {
+		locked()
+	}
+	var mark int64
+	if !force {
+		var err error
+		if mark, err = w.Models.EventsMark(ctx, tenant); err != nil {
+			return false, fmt.Errorf("recompute model of %s: %w", tenant, err)
+		}
+		// The model this worker saved last, if it is still the stored
+		// one, says whether there is anything new without reading it.
+		if saved, ok := w.saved[tenant]; ok && saved.mark == mark {
+			if v, err := w.Models.ProfileModelVersion(ctx, tenant, ModelName); err == nil && v == saved.version {
+				return false, nil
+			}
+		}
+	}
 	cur, err := w.Models.ProfileModel(ctx, tenant, ModelName)
 	if err != nil {
 		return false, fmt.Errorf("recompute model of %s: %w", tenant, err)
 	}
-	if !force {
-		mark, err := w.Models.EventsMark(ctx, tenant)
-		if err != nil {
-			return false, fmt.Errorf("recompute model of %s: %w", tenant, err)
-		}
-		if cur != nil && cur.EventsMark == mark {
-			return false, nil
-		}
+	if !force && cur != nil && cur.EventsMark == mark {
+		return false, nil
 	}
 	m, mark, kept, err := w.learn(ctx, tenant, force)
 	if err != nil {
@@ -239,9 +375,14 @@ func (w *Worker) RecomputeModel(ctx context.Context, tenant string, force bool) 
 	if err != nil {
 		return false, fmt.Errorf("recompute model of %s: %w", tenant, err)
 	}
-	if _, err := w.Models.SaveProfileModel(ctx, memento.ProfileModel{Tenant: tenant, Name: ModelName, EventsMark: mark, Data: data}, false); err != nil {
+	version, err := w.Models.SaveProfileModel(ctx, memento.ProfileModel{Tenant: tenant, Name: ModelName, EventsMark: mark, Data: data}, false)
+	if err != nil {
 		return false, fmt.Errorf("recompute model of %s: %w", tenant, err)
 	}
+	if w.saved == nil {
+		w.saved = map[string]savedModel{}
+	}
+	w.saved[tenant] = savedModel{version: version, mark: mark}
 	w.logger().InfoContext(ctx, "co-occurrence model learned", "tenant", tenant, "titles", m.Len(), "users", m.Users(), "bytes", len(data),
 		"incremental", kept)
 	if w.ModelChanged != nil {
@@ -343,6 +484,52 @@ func (w *Worker) HandleMessage(ctx context.Context, _ string, payload json.RawMe
 		w.logger().DebugContext(ctx, "events read from a message", "user", s.User, "message", m.ID, "events", n)
 	}
 	return nil
+}
+
+// LearnMessages does the message-events jobs of a batch of a user's
+// messages (the user's backlog, memento.JobRequest.ByUser): it reads the
+// actions each reports as HandleMessage does, in order, and adds all the
+// events in one call, which enqueues one profile job and one model job
+// for the batch. msgs are user messages, each with its Previous and Asked
+// (Resolve defaults to the worker's). It returns one error per message:
+// a message whose reading failed gets its error, and an error of the
+// write goes to every message it carried. A user forgotten meanwhile
+// learns nothing, and that is no error.
+func (w *Worker) LearnMessages(ctx context.Context, s memento.Scope, msgs []MessageInput) []error {
+	errs := make([]error, len(msgs))
+	if w.Actions == nil {
+		return errs
+	}
+	var events []memento.Event
+	var carried []int
+	for i, in := range msgs {
+		if in.Resolve == nil {
+			in.Resolve = w.Resolve
+		}
+		evs, err := MessageEvents(ctx, w.Actions, in)
+		if err != nil {
+			errs[i] = fmt.Errorf("message events of %s: %w", in.ID, err)
+			continue
+		}
+		if len(evs) > 0 {
+			events = append(events, evs...)
+			carried = append(carried, i)
+		}
+	}
+	if len(events) == 0 {
+		return errs
+	}
+	n, err := w.Events.AddEvents(ctx, s, events, EventJobs(s))
+	if err != nil && memento.ErrorCode(err) != memento.ENOTFOUND {
+		for _, i := range carried {
+			errs[i] = fmt.Errorf("message events of %s: %w", msgs[i].ID, err)
+		}
+		return errs
+	}
+	if n > 0 {
+		w.logger().DebugContext(ctx, "events read from messages", "user", s.User, "messages", len(carried), "events", n)
+	}
+	return errs
 }
 
 func (w *Worker) logger() *slog.Logger {

@@ -136,11 +136,9 @@ type Context struct {
 func instructs(text string) bool { return !hygiene.Stored(text) }
 
 // Recall merges the items of every recaller: each is asked for twice q.K
-// items, the union is ordered by score, an item is dropped when better
-// items already came from every message it came from (an episode and the
-// message it came from say the same thing, so a message and the memories
-// drawn from it are counted once), and q.K are kept.
-// Errors: EINVALID.
+// items, the union is ordered by score, a message and the memories drawn
+// from it are counted once (see merge: an episode stands in for the
+// message it was drawn from), and q.K are kept. Errors: EINVALID.
 func (a *Assembler) Recall(ctx context.Context, q memento.RecallQuery) ([]memento.RecallItem, error) {
 	items, _, err := a.recall(ctx, q)
 	return items, err
@@ -179,20 +177,60 @@ func (a *Assembler) recall(ctx context.Context, q memento.RecallQuery) ([]mement
 		all = append(all, items...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Score > all[j].Score })
+	out, withheld := merge(all, q.K)
+	return out, withheld, nil
+}
+
+// standsIn reports whether a recalled memory is said in place of the
+// message it was drawn from: an episode drawn from one message.
+//
+// Only episodes do: a semantic value drawn from one message is rendered
+// among the user's attributes, not among the relevant memories (Render),
+// so standing in for its message it would take the message out of that
+// list; and it says what the user is, not what was said.
+func standsIn(it memento.RecallItem) bool {
+	return it.Kind == memento.RecallEpisode && len(it.Sources) == 1
+}
+
+// merge keeps the first k items of all (ordered by score, best first),
+// each message and the memories drawn from it counted once, and returns
+// how many it left out because their text instructs the model.
+//
+// An item is left out when better items already came from every message
+// it came from. Only an item from one message says the same as that
+// message, so only such an item hides later ones; a semantic value merged
+// from many is hidden only when better items came from all of them. An
+// episode drawn from one message is what the user's memory made of that
+// message, so it stands in for the message: a message whose episode is
+// recalled too is shown as its best such episode, in the message's place
+// and with its score when that is the better.
+func merge(all []memento.RecallItem, k int) ([]memento.RecallItem, int) {
+	// The best episode standing in for each message.
+	episode := map[string]int{}
+	for i, it := range all {
+		if standsIn(it) {
+			if _, ok := episode[it.Sources[0]]; !ok {
+				episode[it.Sources[0]] = i
+			}
+		}
+	}
 	covered := map[string]bool{}
-	out := make([]memento.RecallItem, 0, q.K)
+	out := make([]memento.RecallItem, 0, k)
 	withheld := 0
 	for _, it := range all {
-		if len(out) == q.K {
+		if len(out) == k {
 			break
+		}
+		if j, ok := episode[it.ID]; ok && it.Kind == memento.RecallMessage && !covered[it.ID] {
+			if e := all[j]; !instructs(e.Text) {
+				e.Score = max(e.Score, it.Score)
+				it = e
+			}
 		}
 		if instructs(it.Text) {
 			withheld++
 			continue
 		}
-		// Only an item from one message says the same as that message, so
-		// only such an item hides later ones; a semantic value merged from
-		// many is hidden only when better items came from all of them.
 		if len(it.Sources) > 0 && allIn(it.Sources, covered) {
 			continue
 		}
@@ -201,7 +239,7 @@ func (a *Assembler) recall(ctx context.Context, q memento.RecallQuery) ([]mement
 		}
 		out = append(out, it)
 	}
-	return out, withheld, nil
+	return out, withheld
 }
 
 // allIn reports whether every id is in set.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/fulltext"
 )
 
 // dateRef is a date a query names: a year, a month or a day, any part of
@@ -15,15 +16,6 @@ type dateRef struct {
 	Year  int
 	Month time.Month
 	Day   int
-}
-
-var months = map[string]time.Month{
-	"january": time.January, "february": time.February, "march": time.March, "april": time.April,
-	"may": time.May, "june": time.June, "july": time.July, "august": time.August, "september": time.September,
-	"october": time.October, "november": time.November, "december": time.December,
-	"jan": time.January, "feb": time.February, "mar": time.March, "apr": time.April, "jun": time.June,
-	"jul": time.July, "aug": time.August, "sep": time.September, "sept": time.September, "oct": time.October,
-	"nov": time.November, "dec": time.December,
 }
 
 const monthRE = `(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?`
@@ -57,22 +49,22 @@ func parseDates(query string) []dateRef {
 	}
 	for _, m := range dayMonthYear.FindAllStringSubmatchIndex(q, -1) {
 		if mark(m[:2]) {
-			refs = append(refs, dateRef{Year: atoi(q, m[6], m[7]), Month: months[q[m[4]:m[5]]], Day: atoi(q, m[2], m[3])})
+			refs = append(refs, dateRef{Year: atoi(q, m[6], m[7]), Month: month(q[m[4]:m[5]]), Day: atoi(q, m[2], m[3])})
 		}
 	}
 	for _, m := range monthDayYear.FindAllStringSubmatchIndex(q, -1) {
 		if mark(m[:2]) {
-			refs = append(refs, dateRef{Year: atoi(q, m[6], m[7]), Month: months[q[m[2]:m[3]]], Day: atoi(q, m[4], m[5])})
+			refs = append(refs, dateRef{Year: atoi(q, m[6], m[7]), Month: month(q[m[2]:m[3]]), Day: atoi(q, m[4], m[5])})
 		}
 	}
 	for _, m := range monthYear.FindAllStringSubmatchIndex(q, -1) {
 		if mark(m[:2]) {
-			refs = append(refs, dateRef{Year: atoi(q, m[4], m[5]), Month: months[q[m[2]:m[3]]]})
+			refs = append(refs, dateRef{Year: atoi(q, m[4], m[5]), Month: month(q[m[2]:m[3]])})
 		}
 	}
 	for _, m := range inMonth.FindAllStringSubmatchIndex(q, -1) {
 		if mark(m[2:4]) {
-			refs = append(refs, dateRef{Month: months[q[m[2]:m[3]]]})
+			refs = append(refs, dateRef{Month: month(q[m[2]:m[3]])})
 		}
 	}
 	for _, m := range yearAlone.FindAllStringSubmatchIndex(q, -1) {
@@ -95,6 +87,12 @@ func parseDates(query string) []dateRef {
 		}
 	}
 	return kept
+}
+
+// month is the month a name the date patterns matched names.
+func month(name string) time.Month {
+	m, _ := fulltext.Month(name)
+	return m
 }
 
 func atoi(s string, i, j int) int {

@@ -19,13 +19,16 @@
 // normalised by the best match, cosine similarity of embeddings by the
 // same embedder, exponential recency and, for messages, the relevance of
 // the neighbouring turns; for a query that names or asks for a time, the
-// time expressions of each item resolved against the item's own time
-// (when.go); and a second hop over the entities of the best first hits
-// (hop.go). Every item keeps its score breakdown and its
-// sources (message ids). The assembler merges the recallers' items by
-// score, drops an item whose sources better items already cover, keeps
-// k, and renders everything as one text block with an estimated token
-// count (memento.EstimateTokens).
+// periods the item's text tells of, which the store resolved against the
+// item's own time when it wrote the item (memento.RecallCandidate.Periods,
+// when.go); a second hop over the entities of the best first hits
+// (hop.go); and an expansion from the user's own memories: the names the
+// memories that match the query hold ("Rex" for "my dog", expand.go).
+// Every item keeps its score breakdown and its sources (message ids). The
+// assembler merges the recallers' items by score, counting a message and
+// the memories drawn from it once (an episode stands in for its message),
+// keeps k, and renders everything as one text block with an estimated
+// token count (memento.EstimateTokens).
 //
 // The store bounds every candidate query, so the read path never scans a
 // user's whole history: with the defaults, at most about 400 candidates

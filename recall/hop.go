@@ -98,34 +98,11 @@ func secondHop(_ context.Context, items []scored, cands []memento.RecallCandidat
 	if err != nil {
 		return nil, err
 	}
-	at := make(map[string]int, len(items))
-	for i, s := range items {
-		at[s.c.ID] = i
-	}
-	var fresh []memento.RecallCandidate
-	parts := map[string]float64{}
-	for _, c := range more {
+	return lift(items, more, func(c memento.RecallCandidate) float64 {
 		// A first hit is not lifted by its own entities.
-		if c.BM25 <= 0 || source[c.ID] {
-			continue
+		if source[c.ID] {
+			return 0
 		}
-		x := math.Min(1, c.BM25/best)
-		if i, ok := at[c.ID]; ok {
-			s := &items[i]
-			s.expand = x
-			s.score += w.Expand * x
-			s.relevant = true
-			continue
-		}
-		parts[c.ID] = x
-		c.BM25 = 0
-		fresh = append(fresh, c)
-	}
-	for _, s := range score(fresh, qv, embedder, q.Now, w, true, tq) {
-		s.expand = parts[s.c.ID]
-		s.score += w.Expand * s.expand
-		s.relevant = true
-		items = append(items, s)
-	}
-	return items, nil
+		return math.Min(1, c.BM25/best)
+	}, func(s *scored, x float64) { s.expand = x }, w.Expand, q, w, tq, qv, embedder), nil
 }

@@ -388,7 +388,7 @@ func (ds *docSet) intern(s string) string {
 // index holds (measured: within 5% for users of 4,000 documents, 3.5 MB
 // each).
 func docBytes(c *memento.RecallCandidate, dims, terms int) int64 {
-	n := 310 + len(c.ID) + len(c.Text) + dims + 30*terms
+	n := 310 + len(c.ID) + len(c.Text) + dims + 30*terms + 48*len(c.Periods)
 	for _, s := range c.Sources {
 		n += 16 + len(s)
 	}

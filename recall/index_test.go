@@ -58,7 +58,8 @@ func sameCandidates(t *testing.T, label string, got, want []memento.RecallCandid
 	for i := range got {
 		g, w := got[i], want[i]
 		if math.Abs(g.BM25-w.BM25) > 1e-9*math.Max(1, math.Abs(w.BM25)) || g.Neighbor != w.Neighbor || g.Text != w.Text ||
-			g.Thread != w.Thread || g.Seq != w.Seq || !g.At.Equal(w.At) || !slices.Equal(g.Sources, w.Sources) || g.Embedder != w.Embedder {
+			g.Thread != w.Thread || g.Seq != w.Seq || !g.At.Equal(w.At) || !slices.Equal(g.Sources, w.Sources) || g.Embedder != w.Embedder ||
+			!slices.Equal(g.Periods, w.Periods) || g.TellsTime != w.TellsTime {
 			t.Fatalf("%s: candidate %d:\nindex %+v\nstore %+v", label, i, without(g), without(w))
 		}
 		if len(g.Vector) != len(w.Vector) {

@@ -168,10 +168,11 @@ func TestMessagesScoreAndNeighbours(t *testing.T) {
 
 	// A query naming a date also asks for the candidates of its period,
 	// and scores what is from then.
+	asked := len(store.queries)
 	if _, err := r.Recall(context.Background(), memento.RecallQuery{Scope: memento.Scope{User: "ann"}, Query: "dog in June 2025", K: 3, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	last := store.queries[len(store.queries)-1]
+	last := store.queries[asked] // the first query of the call: the question's own candidates
 	if !last.From.Equal(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)) || !last.To.Equal(time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("period of the dated query = %v to %v", last.From, last.To)
 	}
@@ -260,5 +261,45 @@ func TestEstimateTokens(t *testing.T) {
 		if got := memento.EstimateTokens(tt.text); got != tt.want {
 			t.Errorf("EstimateTokens(%q) = %d; want %d", tt.text, got, tt.want)
 		}
+	}
+}
+
+// TestMergeEpisodeStandsInForItsMessage checks the merge of a message and
+// the memories drawn from it: an episode of one message takes the place
+// (and the better score) of its message when both are recalled, only the
+// best of a message's episodes is kept, a semantic value of one message
+// does not stand in (it is rendered among the attributes), and a value
+// merged from two messages is left out only once both are covered.
+func TestMergeEpisodeStandsInForItsMessage(t *testing.T) {
+	t.Parallel()
+	item := func(kind, id string, score float64, sources ...string) memento.RecallItem {
+		return memento.RecallItem{Kind: kind, ID: id, Score: score, Sources: sources, Text: id}
+	}
+	all := []memento.RecallItem{
+		item(memento.RecallMessage, "m1", 1.5, "m1"),
+		item(memento.RecallMessage, "m2", 1.4, "m2"),
+		item(memento.RecallAttribute, "a23", 1.3, "m2", "m3"),
+		item(memento.RecallEpisode, "e1", 1.2, "m1"),
+		item(memento.RecallAttribute, "a2", 1.1, "m2"),
+		item(memento.RecallEpisode, "e1b", 1.0, "m1"),
+		item(memento.RecallEpisode, "e4", 0.9, "m4"),
+		item(memento.RecallMessage, "m4", 0.8, "m4"),
+		item(memento.RecallMessage, "m3", 0.7, "m3"),
+	}
+	got, withheld := merge(all, 10)
+	type kept struct {
+		ID    string
+		Score float64
+	}
+	var ids []kept
+	for _, it := range got {
+		ids = append(ids, kept{it.ID, it.Score})
+	}
+	want := []kept{{"e1", 1.5}, {"m2", 1.4}, {"a23", 1.3}, {"e4", 0.9}, {"m3", 0.7}}
+	if diff := cmp.Diff(want, ids); diff != "" || withheld != 0 {
+		t.Errorf("merged (-want +got):\n%s(withheld %d)", diff, withheld)
+	}
+	if got, _ := merge(all, 2); len(got) != 2 || got[0].ID != "e1" || got[1].ID != "m2" {
+		t.Errorf("merge(k=2) = %+v; want e1, m2", got)
 	}
 }

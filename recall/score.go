@@ -31,7 +31,13 @@ import (
 //   - expand: the item's BM25 relevance to the second hop, a query of the
 //     entities (names, titles, places) of the best first hits, divided by
 //     the best BM25 of the first query, so that what the first hits are
-//     about brings back the other turns about it.
+//     about brings back the other turns about it;
+//   - recollect: the item's BM25 relevance to a query of the words the
+//     user's memories that match the query add to it (the entities of
+//     their matching clauses: "Rex" for "my dog"; see recollection),
+//     divided by the best BM25 of the first query and weighed by how
+//     much of the query the clause that gave the word holds: what the
+//     user's memories call the thing the question names.
 //
 // The bm25 part is scaled by (1 - Coverage + Coverage*coverage), where
 // coverage is the share of the query's terms the item holds: BM25 is
@@ -40,17 +46,18 @@ import (
 // holds its rare ones.
 //
 // score = BM25*bm25 + Vector*vector + Recency*recency + Neighbor*neighbor
-// + Date*date + When*when + Expand*expand.
+// + Date*date + When*when + Expand*expand + Recollect*recollect.
 type Weights struct {
-	BM25     float64
-	Vector   float64
-	Recency  float64
-	Neighbor float64
-	Date     float64
-	When     float64
-	Expand   float64
-	Coverage float64
-	HalfLife time.Duration
+	BM25      float64
+	Vector    float64
+	Recency   float64
+	Neighbor  float64
+	Date      float64
+	When      float64
+	Expand    float64
+	Recollect float64
+	Coverage  float64
+	HalfLife  time.Duration
 	// MinVector is the similarity below which an item that matches no
 	// query word is not relevant at all.
 	MinVector float64
@@ -58,7 +65,10 @@ type Weights struct {
 
 // DefaultWeights favour keyword matches, let embeddings find what is said
 // in other words, and break ties towards what is recent.
-var DefaultWeights = Weights{BM25: 1, Vector: 0.1, Recency: 0.05, Neighbor: 0.8, Date: 0.3, When: 0.2, Expand: 0.3, Coverage: 0.5, HalfLife: 90 * 24 * time.Hour, MinVector: 0.4}
+// The expansion from the user's memories weighs half the second hop's: it
+// is a guess at what the question means, one step further from its words.
+var DefaultWeights = Weights{BM25: 1, Vector: 0.1, Recency: 0.05, Neighbor: 0.8, Date: 0.3, When: 0.2, Expand: 0.3, Recollect: 0.15,
+	Coverage: 0.5, HalfLife: 90 * 24 * time.Hour, MinVector: 0.4}
 
 // Candidate bounds of the recallers, per store query: the best keyword
 // matches, the most recent items, and the messages up to DefaultNeighbors
@@ -90,8 +100,10 @@ type scored struct {
 	when     float64
 	asked    bool // the query asks when
 	expand   float64
-	score    float64
-	relevant bool // matched the query by keyword or by meaning
+	// recollect is the relevance to the words the user's memories add.
+	recollect float64
+	score     float64
+	relevant  bool // matched the query by keyword or by meaning
 }
 
 // queryVector returns the query's embedding by embedder e, from q when it
@@ -180,6 +192,9 @@ func (s scored) item() memento.RecallItem {
 	}
 	if s.expand > 0 {
 		it.Scores["expand"] = round(s.expand)
+	}
+	if s.recollect > 0 {
+		it.Scores["recollect"] = round(s.recollect)
 	}
 	if it.Sources == nil {
 		it.Sources = []string{}
@@ -283,6 +298,15 @@ func (r *Memories) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 			return nil, fmt.Errorf("recall memories: %w", err)
 		}
 	}
+	if q.Query != "" && w.Recollect > 0 {
+		words := recollection(cands, q.Query, tq, DefaultRecollectTerms)
+		items, err = recollect(items, cands, words, q, w, tq, qv, eid, func(hq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+			return r.Store.MemoryCandidates(ctx, q.Scope, hq)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recall memories: %w", err)
+		}
+	}
 	return top(items, q.K), nil
 }
 
@@ -332,6 +356,20 @@ func (r *Messages) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 			return nil, fmt.Errorf("recall messages: %w", err)
 		}
 	}
+	if q.Query != "" && w.Recollect > 0 {
+		mems, err := r.Store.MemoryCandidates(ctx, q.Scope, memento.CandidateQuery{Query: q.Query, Keyword: DefaultRecollectMemories})
+		if err != nil {
+			return nil, fmt.Errorf("recall messages: %w", err)
+		}
+		words := recollection(mems, q.Query, tq, DefaultRecollectTerms)
+		items, err = recollect(items, cands, words, q, w, tq, qv, eid, func(hq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+			hq.ExcludeThread = cq.ExcludeThread
+			return r.Store.MessageCandidates(ctx, q.Scope, hq)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recall messages: %w", err)
+		}
+	}
 	if q.Query != "" && w.Neighbor > 0 && cq.Neighbors > 0 {
 		addNeighbors(items, cq.Neighbors, w)
 	}
@@ -349,7 +387,7 @@ func addNeighbors(items []scored, n int, w Weights) {
 	rel := make(map[pos]float64, len(items))
 	for _, s := range items {
 		if s.relevant {
-			rel[pos{s.c.Thread, s.c.Seq}] = w.BM25*s.bm25 + w.Vector*s.vector + w.Expand*s.expand
+			rel[pos{s.c.Thread, s.c.Seq}] = w.BM25*s.bm25 + w.Vector*s.vector + w.Expand*s.expand + w.Recollect*s.recollect
 		}
 	}
 	for i := range items {

@@ -10,61 +10,6 @@ import (
 	"github.com/memento-ai/memento/fulltext"
 )
 
-func TestTimeSpans(t *testing.T) {
-	t.Parallel()
-	// Friday 9 June 2023.
-	at := time.Date(2023, 6, 9, 14, 0, 0, 0, time.UTC)
-	d := func(m time.Month, day int) time.Time { return time.Date(2023, m, day, 0, 0, 0, 0, time.UTC) }
-	tests := []struct {
-		text string
-		in   []time.Time // days the expression must cover
-		out  []time.Time // days it must not
-		told bool
-	}{
-		{"I went to a support group yesterday.", []time.Time{d(6, 8)}, []time.Time{d(6, 9), d(6, 7)}, true},
-		{"We went camping last week", []time.Time{d(5, 29), d(6, 2)}, []time.Time{d(6, 8), d(5, 20)}, true},
-		{"my sister visited two weeks ago", []time.Time{d(5, 26)}, []time.Time{d(6, 9)}, true},
-		{"we went camping with my fam two weekends ago", []time.Time{d(5, 27)}, []time.Time{d(6, 9)}, true},
-		{"a few days ago I ran a race", []time.Time{d(6, 6)}, []time.Time{d(5, 20)}, true},
-		{"I moved here 4 years ago", []time.Time{d(1, 1).AddDate(-4, 0, 0)}, []time.Time{d(1, 1)}, true},
-		{"the pottery class was on Tuesday", []time.Time{d(6, 6)}, []time.Time{d(6, 9)}, true},
-		{"Next month I'm having an art show", []time.Time{d(7, 15)}, []time.Time{d(6, 15)}, true},
-		{"I painted it in May", []time.Time{d(5, 10)}, []time.Time{d(6, 1)}, true},
-		{"in December 2022 we moved", []time.Time{d(12, 10).AddDate(-1, 0, 0)}, []time.Time{d(12, 10)}, true},
-		{"I have known them for 4 years", nil, nil, true},
-		{"We have loved painting together lately", nil, nil, true},
-		// "may" and "march" as verbs are no months.
-		{"You may march on", nil, []time.Time{d(5, 10), d(3, 10)}, false},
-		{"Thanks, that sounds great!", nil, nil, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.text, func(t *testing.T) {
-			spans, told := timeSpans(tt.text, at)
-			if told != tt.told {
-				t.Errorf("told = %v, want %v", told, tt.told)
-			}
-			covers := func(day time.Time) bool {
-				for _, s := range spans {
-					if s.overlaps(span{day, day.AddDate(0, 0, 1)}) {
-						return true
-					}
-				}
-				return false
-			}
-			for _, day := range tt.in {
-				if !covers(day) {
-					t.Errorf("spans %v do not cover %s", spans, day.Format("2 Jan 2006"))
-				}
-			}
-			for _, day := range tt.out {
-				if covers(day) {
-					t.Errorf("spans %v cover %s", spans, day.Format("2 Jan 2006"))
-				}
-			}
-		})
-	}
-}
-
 func TestAsksWhen(t *testing.T) {
 	t.Parallel()
 	for q, want := range map[string]bool{
@@ -90,7 +35,7 @@ func TestTimeScore(t *testing.T) {
 	now := time.Date(2023, 10, 1, 0, 0, 0, 0, time.UTC)
 	w := DefaultWeights
 	part := func(query, text string) (date, when float64) {
-		s := scored{c: memento.RecallCandidate{Text: text, At: said}}
+		s := scored{c: told(memento.RecallCandidate{Text: text, At: said})}
 		newTimeQuery(query, now).score(&s, w)
 		return s.date, s.when
 	}
@@ -161,23 +106,13 @@ func TestCoverageMatchesTokens(t *testing.T) {
 	}
 }
 
-// TestMayTellTime checks the cheap test before scanTime: every text that
-// scanTime dates passes it.
-func TestMayTellTime(t *testing.T) {
-	t.Parallel()
-	at := time.Date(2023, 6, 9, 14, 0, 0, 0, time.UTC)
-	for _, text := range []string{
-		"I went yesterday", "Last week was fun", "on TUESDAY", "two weeks ago", "in May", "for 4 years",
-		"lately I paint", "this weekend", "for two years now", "a couple of months", "Amélie came", "nothing here at all", "wonderful day", "", "Ago",
-	} {
-		spans, told := scanTime(text, at, true)
-		if (told || len(spans) > 0) && !mayTellTime(text) {
-			t.Errorf("mayTellTime(%q) = false, but scanTime reads %v, %v", text, spans, told)
-		}
+// told returns c with the times its text tells of, as a store resolves
+// them when it writes the row.
+func told(c memento.RecallCandidate) memento.RecallCandidate {
+	periods, tells := fulltext.When(c.Text, c.At)
+	c.Periods, c.TellsTime = nil, tells
+	for _, p := range periods {
+		c.Periods = append(c.Periods, memento.Period(p))
 	}
-	for _, text := range []string{"nothing here at all", "wonderful weather", "thanks, that sounds great!"} {
-		if mayTellTime(text) {
-			t.Errorf("mayTellTime(%q) = true", text)
-		}
-	}
+	return c
 }

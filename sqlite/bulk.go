@@ -119,10 +119,10 @@ func newBulk(ctx context.Context, tx *sql.Tx, now int64) *Bulk {
 	}
 	// In dependency order: vectors after their rows, runs after their
 	// messages.
-	b.messages = buf("messages", `INSERT INTO messages (pk, tenant_id, user_id, thread_id, id, seq, role, text, at, created_at)`, 10)
+	b.messages = buf("messages", `INSERT INTO messages (pk, tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, periods)`, 11)
 	b.msgVecs = buf("message vectors", `INSERT INTO message_vectors (message_pk, embedder, embedding)`, 3)
 	b.memories = buf("memories", `INSERT INTO memories (pk, tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
-		sources, thread_id, run_id, created_at, updated_at)`, 15)
+		sources, thread_id, run_id, created_at, updated_at, periods)`, 16)
 	b.memVecs = buf("memory vectors", `INSERT INTO memory_vectors (memory_pk, embedder, embedding)`, 3)
 	b.runs = buf("runs", `INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)`, 7)
 	b.events = buf("events", `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)`, 8)
@@ -231,7 +231,8 @@ func (b *Bulk) Thread(s memento.Scope, thread string, lastSeq int64, updated tim
 // thread must have been added before.
 func (b *Bulk) Message(s memento.Scope, m memento.Message, vector []float32, embedder string) error {
 	b.nextPK++
-	b.messages.add(b.nextPK, s.Tenant, s.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At.UTC()), b.now)
+	b.messages.add(b.nextPK, s.Tenant, s.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At.UTC()), b.now,
+		periodsColumn(m.Text, m.At))
 	if vector != nil {
 		b.msgVecs.add(b.nextPK, embedder, memVectorBytes(vector))
 	}
@@ -255,7 +256,7 @@ func (b *Bulk) Memory(s memento.Scope, m memento.Memory) error {
 	}
 	b.nextMemPK++
 	b.memories.add(b.nextMemPK, s.Tenant, s.User, m.ID, memento.KindOf(m.Mode), strings.ToUpper(m.Attribute), m.Mode, m.Value,
-		nanos(m.ValidFrom), to, string(src), m.Thread, m.RunID, b.now, b.now)
+		nanos(m.ValidFrom), to, string(src), m.Thread, m.RunID, b.now, b.now, periodsColumn(m.Value, m.ValidFrom))
 	if m.Vector != nil {
 		b.memVecs.add(b.nextMemPK, m.Embedder, memVectorBytes(m.Vector))
 	}

@@ -64,9 +64,16 @@ type committer struct {
 	maxBatch int
 	maxWork  time.Duration
 
-	mu     sync.RWMutex // guards closed and sends on reqs
+	mu     sync.RWMutex // guards closed and sends on reqs and urgent
 	closed bool
-	reqs   chan *commitRequest
+	// reqs queues the requests; urgent those of a caller that waits on
+	// the request's path (an acknowledgement), which the committer takes
+	// first, so that an append waits for the batch that is running, not
+	// for every background write queued before it.
+	reqs, urgent chan *commitRequest
+	// inReqs and inUrgent are the queues as the committer's goroutine
+	// reads them: nil once closed and drained.
+	inReqs, inUrgent chan *commitRequest
 
 	stopped chan struct{}
 
@@ -78,7 +85,8 @@ type committer struct {
 
 func newCommitter(write *sql.DB, prepare func(ctx context.Context)) *committer {
 	c := &committer{write: write, prepare: prepare, maxBatch: maxBatch, maxWork: maxBatchWork,
-		reqs: make(chan *commitRequest, maxBatch), stopped: make(chan struct{})}
+		reqs: make(chan *commitRequest, maxBatch), urgent: make(chan *commitRequest, maxBatch), stopped: make(chan struct{})}
+	c.inReqs, c.inUrgent = c.reqs, c.urgent
 	go c.loop()
 	return c
 }
@@ -90,6 +98,7 @@ func (c *committer) close() {
 	if !c.closed {
 		c.closed = true
 		close(c.reqs)
+		close(c.urgent)
 	}
 	c.mu.Unlock()
 	<-c.stopped
@@ -107,6 +116,18 @@ func (c *committer) close() {
 // reports at its start. Writes that need the writer for long (Bulk,
 // migrations) use writeTx instead.
 func (db *DB) groupTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return db.commitTx(ctx, false, fn)
+}
+
+// urgentTx is groupTx for a write whose caller is waiting on the request's
+// path (an append's acknowledgement): the committer takes it before the
+// background writes queued ahead of it, into the next batch.
+func (db *DB) urgentTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return db.commitTx(ctx, true, fn)
+}
+
+// commitTx is groupTx, on the urgent queue when urgent is set.
+func (db *DB) commitTx(ctx context.Context, urgent bool, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -117,8 +138,12 @@ func (db *DB) groupTx(ctx context.Context, fn func(ctx context.Context, tx *sql.
 		c.mu.RUnlock()
 		return errClosed
 	}
+	queue := c.reqs
+	if urgent {
+		queue = c.urgent
+	}
 	select {
-	case c.reqs <- r:
+	case queue <- r:
 	case <-ctx.Done():
 		c.mu.RUnlock()
 		return ctx.Err()
@@ -138,10 +163,56 @@ func (db *DB) groupTx(ctx context.Context, fn func(ctx context.Context, tx *sql.
 // loop takes batches of requests until close.
 func (c *committer) loop() {
 	defer close(c.stopped)
-	for first := range c.reqs {
-		c.taken.Add(1)
+	for {
+		first := c.receive(true)
+		if first == nil {
+			return
+		}
 		c.run(first)
 	}
+}
+
+// receive takes a waiting request, an urgent one first; with wait it waits
+// for one. It returns nil when none waits (without wait) or both queues
+// are closed and drained.
+func (c *committer) receive(wait bool) *commitRequest {
+	for c.inUrgent != nil || c.inReqs != nil {
+		var r *commitRequest
+		var ok, got bool
+		select {
+		case r, ok = <-c.inUrgent:
+			got = true
+		default:
+		}
+		if !got && wait {
+			select {
+			case r, ok = <-c.inUrgent:
+			case r, ok = <-c.inReqs:
+				if !ok {
+					c.inReqs = nil
+					continue
+				}
+			}
+		} else if !got {
+			select {
+			case r, ok = <-c.inUrgent:
+			case r, ok = <-c.inReqs:
+				if !ok {
+					c.inReqs = nil
+					continue
+				}
+			default:
+				return nil
+			}
+		}
+		if !ok {
+			c.inUrgent = nil
+			continue
+		}
+		c.taken.Add(1)
+		return r
+	}
+	return nil
 }
 
 // run commits a batch that starts with first and takes further requests as
@@ -181,15 +252,7 @@ func (c *committer) next(n int, start time.Time) *commitRequest {
 	if n >= c.maxBatch || time.Since(start) >= c.maxWork {
 		return nil
 	}
-	select {
-	case r := <-c.reqs: // nil once closed and drained
-		if r != nil {
-			c.taken.Add(1)
-		}
-		return r
-	default:
-		return nil
-	}
+	return c.receive(false)
 }
 
 // retry runs requests again in one transaction of their own, without
@@ -367,9 +430,11 @@ func (db *DB) prepareWrites(ctx context.Context) error {
 	return nil
 }
 
-// preparedWrites are the statements of AppendMessages and WriteMemories.
+// preparedWrites are the statements of AppendMessages, WriteMemories and
+// the users' backlogs.
 var preparedWrites = []string{
 	sqlMessageOfRun, sqlRunCount, sqlCurrentValue, sqlCloseMemory, sqlInsertMemory, sqlInsertMemoryVector,
 	sqlInsertRun, sqlUpsertMessageVector, sqlDeleteCheckpoint,
 	sqlInsertThread, sqlThreadSeq, sqlMessageByID, sqlInsertMessage, sqlUpdateThreadSeq,
+	sqlInsertBacklog, sqlBacklogUser, sqlBacklogJobWaiting, sqlSetBacklogJob, sqlClaimBacklog, sqlBacklogLeft, sqlGiveUpBacklog,
 }

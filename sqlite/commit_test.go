@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,7 +79,7 @@ func (b *batchRig) send(call func()) {
 		waitFor(b.t, "the committer to take the first request", func() bool { return b.db.commits.taken.Load() == taken+1 })
 		return
 	}
-	waitFor(b.t, "the request to queue", func() bool { return len(b.db.commits.reqs) == b.sent-1 })
+	waitFor(b.t, "the request to queue", func() bool { return len(b.db.commits.reqs)+len(b.db.commits.urgent) == b.sent-1 })
 }
 
 // release runs the batch and waits for every caller.
@@ -273,4 +274,42 @@ func countRows(t *testing.T, db *DB, query string, args ...any) int {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// TestUrgentWritesGoFirst queues background writes and then an urgent one
+// (an append's acknowledgement): the committer runs the urgent one before
+// the background writes queued ahead of it.
+func TestUrgentWritesGoFirst(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{})
+	rig := newBatchRig(t, db)
+	var mu sync.Mutex
+	var order []string
+	write := func(name string, urgent bool) func() {
+		return func() {
+			fn := func(ctx context.Context, tx *sql.Tx) error {
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+				return nil
+			}
+			var err error
+			if urgent {
+				err = db.urgentTx(context.Background(), fn)
+			} else {
+				err = db.groupTx(context.Background(), fn)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	rig.send(write("first", false)) // taken by the committer, waiting for the writer
+	rig.send(write("background 1", false))
+	rig.send(write("background 2", false))
+	rig.send(write("urgent", true))
+	rig.release()
+	if want := []string{"first", "urgent", "background 1", "background 2"}; !slices.Equal(order, want) {
+		t.Errorf("the committer ran %v, want %v", order, want)
+	}
 }

@@ -12,9 +12,10 @@
 // background jobs for the new rows into River's river_job table with
 // River's InsertManyTx on the same *sql.Tx. The call returns only after
 // COMMIT, so a message and its jobs are durable together or not at all.
-// The writes that come many at a time, AppendMessages and the pipeline's
-// WriteMemories and graph checkpoints, share their commits (see Group
-// commit); the others run a transaction of their own.
+// The writes that come many at a time, AppendMessages, the pipeline's
+// WriteMemories and graph checkpoints, WritePreferences and AddEvents,
+// share their commits (see Group commit); the others run a transaction of
+// their own.
 //
 // The queue is River (github.com/riverqueue/river) with its SQLite driver.
 // Jobs can be enqueued whether or not the queue runs (an insert-only River
@@ -35,6 +36,13 @@
 // "discarded", which Jobs reports as failed, with every attempt's error.
 // Jobs of kinds this process has no handler for are left for a process
 // that has one.
+//
+// A job enqueued by user (memento.JobRequest.ByUser: a message's remember,
+// preference and message-event jobs) is a row of the backlog table
+// instead, and one River job of kind memento.JobBacklog per user takes
+// what has accumulated, in order, in one call of the handler registered
+// with HandleBacklog, one batch of a user at a time across the processes
+// on the file (backlog.go).
 //
 // Reads (ThreadState, Messages, Events, SearchMessages, Jobs, ...) go to a
 // separate pool of read-only connections and never wait for the writer.

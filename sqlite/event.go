@@ -51,7 +51,8 @@ func checkEvents(events []memento.Event) error {
 // transaction the jobs jobsFor returns for each new one. An event whose id
 // is already stored for the user is skipped and gets no jobs. Events without
 // an id get a generated "evt_" id; events without a time get the current
-// time. Errors: EINVALID.
+// time. The write goes through group commit, so jobsFor may be called again
+// for the same event and must hold no state. Errors: EINVALID.
 func (db *DB) AddEvents(ctx context.Context, s memento.Scope, events []memento.Event, jobsFor func(memento.Event) []memento.JobRequest) (int, error) {
 	s, err := checkScope(s)
 	if err != nil {
@@ -61,7 +62,7 @@ func (db *DB) AddEvents(ctx context.Context, s memento.Scope, events []memento.E
 		return 0, err
 	}
 	var inserted int
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
 			return err
 		}

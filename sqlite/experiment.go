@@ -18,8 +18,10 @@ import (
 // aggregate, so the DB itself does not grow more methods.
 type Experiments struct{ db *DB }
 
-// Experiments returns the study store.
-func (db *DB) Experiments() *Experiments { return &Experiments{db: db} }
+// Experiments returns the study store, an *Experiments. It returns the
+// interface so that its signature is that of postgres.DB.Experiments, and
+// the engine opens studies on either store alike.
+func (db *DB) Experiments() experiment.Store { return &Experiments{db: db} }
 
 var _ experiment.Store = (*Experiments)(nil)
 

@@ -44,14 +44,16 @@ func (db *DB) CreateKey(ctx context.Context, k memento.APIKey, hash string) erro
 
 const keyColumns = `id, tenant_id, user_id, role, created_at, revoked_at`
 
-func scanKey(row interface{ Scan(...any) error }) (*memento.APIKey, error) {
+// scanKey decodes a row of keyColumns, followed by the columns extra
+// receives.
+func scanKey(row interface{ Scan(...any) error }, extra ...any) (*memento.APIKey, error) {
 	var (
 		k       memento.APIKey
 		role    string
 		created int64
 		revoked sql.NullInt64
 	)
-	if err := row.Scan(&k.ID, &k.Tenant, &k.User, &role, &created, &revoked); err != nil {
+	if err := row.Scan(append([]any{&k.ID, &k.Tenant, &k.User, &role, &created, &revoked}, extra...)...); err != nil {
 		return nil, err
 	}
 	k.Role = memento.KeyRole(role)

@@ -16,9 +16,10 @@ import (
 
 // Compile-time checks that *DB provides the attribute-memory services.
 var (
-	_ memento.MemoryService = (*DB)(nil)
-	_ memento.MemoryWriter  = (*DB)(nil)
-	_ memento.RecallStore   = (*DB)(nil)
+	_ memento.MemoryService     = (*DB)(nil)
+	_ memento.MemoryWriter      = (*DB)(nil)
+	_ memento.MemoryBatchWriter = (*DB)(nil)
+	_ memento.RecallStore       = (*DB)(nil)
 )
 
 // memoryColumns are the columns scanMemoryRow reads, in its order.
@@ -283,8 +284,8 @@ func (db *DB) UpdateMemory(ctx context.Context, s memento.Scope, id string, u me
 			}
 			// The closed copy takes the old value; the current row keeps
 			// its id, so links to it stay valid.
-			if _, err := tx.ExecContext(ctx, `UPDATE memories SET value = ?, valid_from = ?, updated_at = ?
-				WHERE tenant_id = ? AND user_id = ? AND id = ?`, value, nanos(now), nanos(now), s.Tenant, s.User, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE memories SET value = ?, valid_from = ?, updated_at = ?, periods = ?
+				WHERE tenant_id = ? AND user_id = ? AND id = ?`, value, nanos(now), nanos(now), periodsColumn(value, now), s.Tenant, s.User, id); err != nil {
 				return fmt.Errorf("update memory: %w", err)
 			}
 			if err := insertMemory(ctx, tx, s, old, now); err != nil {
@@ -292,8 +293,8 @@ func (db *DB) UpdateMemory(ctx context.Context, s memento.Scope, id string, u me
 			}
 			m.Value, m.ValidFrom = value, now
 		} else {
-			if _, err := tx.ExecContext(ctx, `UPDATE memories SET value = ?, updated_at = ?
-				WHERE tenant_id = ? AND user_id = ? AND id = ?`, value, nanos(now), s.Tenant, s.User, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE memories SET value = ?, updated_at = ?, periods = ?
+				WHERE tenant_id = ? AND user_id = ? AND id = ?`, value, nanos(now), periodsColumn(value, m.ValidFrom), s.Tenant, s.User, id); err != nil {
 				return fmt.Errorf("update memory: %w", err)
 			}
 			m.Value = value
@@ -407,8 +408,8 @@ func (db *DB) MemoryModes(ctx context.Context, s memento.Scope) (map[string]stri
 // Statements of insertMemory, prepared at Open (preparedWrites).
 const (
 	sqlInsertMemory = `INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
-			sources, thread_id, run_id, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
+			sources, thread_id, run_id, created_at, updated_at, periods)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
 	sqlInsertMemoryVector = `INSERT INTO memory_vectors (memory_pk, embedder, embedding) VALUES (?, ?, ?)`
 )
 
@@ -437,7 +438,7 @@ func insertMemory(ctx context.Context, tx execQuerier, s memento.Scope, m mement
 	var pk int64
 	err = tx.QueryRowContext(ctx, sqlInsertMemory,
 		s.Tenant, s.User, m.ID, memento.KindOf(m.Mode), strings.ToUpper(m.Attribute), m.Mode, m.Value, nanos(m.ValidFrom), to,
-		string(src), m.Thread, m.RunID, nanos(created), nanos(updated)).Scan(&pk)
+		string(src), m.Thread, m.RunID, nanos(created), nanos(updated), periodsColumn(m.Value, m.ValidFrom)).Scan(&pk)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return memento.WrapError(memento.ECONFLICT, err, "memory %q conflicts with a stored one (same id, or a second current value of %s)", m.ID, m.Attribute)
@@ -509,86 +510,116 @@ const (
 // makes a repeated run write nothing. Errors: ECONFLICT, EINVALID,
 // ENOTFOUND when the message is gone (its user was forgotten).
 func (db *DB) WriteMemories(ctx context.Context, s memento.Scope, w memento.MemoryWrite) (bool, error) {
+	written, err := db.WriteMemoryBatch(ctx, s, []memento.MemoryWrite{w})
+	if err != nil {
+		return false, err
+	}
+	return written[0], nil
+}
+
+// WriteMemoryBatch applies ws in order in one transaction, each as
+// WriteMemories applies one, all or nothing. Errors: ECONFLICT, EINVALID,
+// ENOTFOUND.
+func (db *DB) WriteMemoryBatch(ctx context.Context, s memento.Scope, ws []memento.MemoryWrite) ([]bool, error) {
 	s, err := checkScope(s)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if err := checkMemoryWrite(w); err != nil {
-		return false, err
+	reports := make([]string, len(ws))
+	for i, w := range ws {
+		if err := checkMemoryWrite(w); err != nil {
+			return nil, err
+		}
+		report, err := json.Marshal(w.Run)
+		if err != nil {
+			return nil, fmt.Errorf("write memories of %s: encode run: %w", w.Message.ID, err)
+		}
+		reports[i] = string(report)
 	}
-	report, err := json.Marshal(w.Run)
-	if err != nil {
-		return false, fmt.Errorf("write memories of %s: encode run: %w", w.Message.ID, err)
+	written := make([]bool, len(ws))
+	if len(ws) == 0 {
+		return written, nil
 	}
-	written := false
 	err = db.groupTx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
-		written = false
 		tx := db.prepared(sqlTx)
-		var msgPK int64
-		var thread string
-		var at int64
-		err := tx.QueryRowContext(ctx, sqlMessageOfRun, s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at)
-		if errors.Is(err, sql.ErrNoRows) {
-			return memento.Errorf(memento.ENOTFOUND, "message %q not found", w.Message.ID)
-		} else if err != nil {
-			return fmt.Errorf("look up message: %w", err)
-		}
-		var n int
-		if err := tx.QueryRowContext(ctx, sqlRunCount, s.Tenant, s.User, w.Message.ID).Scan(&n); err != nil {
-			return fmt.Errorf("look up run: %w", err)
-		}
-		if n > 0 {
-			return nil // processed before: a repeat changes nothing
-		}
-		for attr, base := range w.Base {
-			var cur memento.MemoryBase
-			err := tx.QueryRowContext(ctx, sqlCurrentValue, s.Tenant, s.User, strings.ToUpper(attr)).Scan(&cur.ID, &cur.Value)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("read current %s: %w", attr, err)
-			}
-			if cur != base {
-				return memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr)
+		for i, w := range ws {
+			var err error
+			if written[i], err = db.writeMemories(ctx, tx, s, w, reports[i]); err != nil {
+				return fmt.Errorf("message %s: %w", w.Message.ID, err)
 			}
 		}
-		now := db.now()
-		closeAt := fromNanos(at)
-		for _, c := range w.Close {
-			res, err := tx.ExecContext(ctx, sqlCloseMemory, nanos(closeAt), nanos(now), s.Tenant, s.User, c.ID)
-			if err != nil {
-				return fmt.Errorf("close memory %s: %w", c.ID, err)
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n != 1 {
-				return memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
-			}
-		}
-		for _, m := range w.Insert {
-			if m.Thread == "" {
-				m.Thread = thread
-			}
-			if err := insertMemory(ctx, tx, s, m, now); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, sqlInsertRun, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, string(report), nanos(now)); err != nil {
-			return fmt.Errorf("record run: %w", err)
-		}
-		if w.Vector != nil {
-			if _, err := tx.ExecContext(ctx, sqlUpsertMessageVector, msgPK, w.Embedder, memVectorBytes(w.Vector)); err != nil {
-				return fmt.Errorf("store message vector: %w", err)
-			}
-		}
-		if w.Checkpoint != "" {
-			if _, err := tx.ExecContext(ctx, sqlDeleteCheckpoint, s.Tenant, s.User, w.Checkpoint); err != nil {
-				return fmt.Errorf("delete checkpoint: %w", err)
-			}
-		}
-		written = true
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("write memories of message %s: %w", w.Message.ID, err)
+		if len(ws) == 1 {
+			return nil, fmt.Errorf("write memories of %w", err)
+		}
+		return nil, fmt.Errorf("write memories of %d messages: %w", len(ws), err)
 	}
 	return written, nil
+}
+
+// writeMemories applies w in tx and reports whether it wrote it.
+func (db *DB) writeMemories(ctx context.Context, tx stmtTx, s memento.Scope, w memento.MemoryWrite, report string) (bool, error) {
+	var msgPK int64
+	var thread string
+	var at int64
+	err := tx.QueryRowContext(ctx, sqlMessageOfRun, s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, memento.Errorf(memento.ENOTFOUND, "message %q not found", w.Message.ID)
+	} else if err != nil {
+		return false, fmt.Errorf("look up message: %w", err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, sqlRunCount, s.Tenant, s.User, w.Message.ID).Scan(&n); err != nil {
+		return false, fmt.Errorf("look up run: %w", err)
+	}
+	if n > 0 {
+		return false, nil // processed before: a repeat changes nothing
+	}
+	for attr, base := range w.Base {
+		var cur memento.MemoryBase
+		err := tx.QueryRowContext(ctx, sqlCurrentValue, s.Tenant, s.User, strings.ToUpper(attr)).Scan(&cur.ID, &cur.Value)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, fmt.Errorf("read current %s: %w", attr, err)
+		}
+		if cur != base {
+			return false, memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr)
+		}
+	}
+	now := db.now()
+	closeAt := fromNanos(at)
+	for _, c := range w.Close {
+		res, err := tx.ExecContext(ctx, sqlCloseMemory, nanos(closeAt), nanos(now), s.Tenant, s.User, c.ID)
+		if err != nil {
+			return false, fmt.Errorf("close memory %s: %w", c.ID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return false, err
+		} else if n != 1 {
+			return false, memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
+		}
+	}
+	for _, m := range w.Insert {
+		if m.Thread == "" {
+			m.Thread = thread
+		}
+		if err := insertMemory(ctx, tx, s, m, now); err != nil {
+			return false, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, sqlInsertRun, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, report, nanos(now)); err != nil {
+		return false, fmt.Errorf("record run: %w", err)
+	}
+	if w.Vector != nil {
+		if _, err := tx.ExecContext(ctx, sqlUpsertMessageVector, msgPK, w.Embedder, memVectorBytes(w.Vector)); err != nil {
+			return false, fmt.Errorf("store message vector: %w", err)
+		}
+	}
+	if w.Checkpoint != "" {
+		if _, err := tx.ExecContext(ctx, sqlDeleteCheckpoint, s.Tenant, s.User, w.Checkpoint); err != nil {
+			return false, fmt.Errorf("delete checkpoint: %w", err)
+		}
+	}
+	return true, nil
 }

@@ -219,20 +219,24 @@ func rowSpan(ctx context.Context, tx *sql.Tx, query string, s memento.Scope, p [
 }
 
 // memoryCandidateColumns are read by scanMemoryCandidate, prefixed "m.".
-const memoryCandidateColumns = `m.id, m.kind, m.attribute, m.value, m.valid_from, m.sources, m.thread_id, coalesce(v.embedder, ''), v.embedding`
+const memoryCandidateColumns = `m.id, m.kind, m.attribute, m.value, m.valid_from, m.sources, m.thread_id, coalesce(v.embedder, ''), v.embedding, m.periods`
 
 func scanMemoryCandidate(r rowScanner, extra ...any) (memento.RecallCandidate, error) {
 	var c memento.RecallCandidate
 	var from int64
 	var sources string
 	var emb []byte
-	dest := append([]any{&c.ID, &c.Kind, &c.Attribute, &c.Text, &from, &sources, &c.Thread, &c.Embedder, &emb}, extra...)
+	var periods sql.NullString
+	dest := append([]any{&c.ID, &c.Kind, &c.Attribute, &c.Text, &from, &sources, &c.Thread, &c.Embedder, &emb, &periods}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return c, err
 	}
 	c.At, c.Vector = fromNanos(from), memVectorFrom(emb)
 	if err := json.Unmarshal([]byte(sources), &c.Sources); err != nil {
 		return c, fmt.Errorf("decode sources of memory %s: %w", c.ID, err)
+	}
+	if err := readPeriods(&c, periods); err != nil {
+		return c, fmt.Errorf("memory %s: %w", c.ID, err)
 	}
 	return c, nil
 }
@@ -322,7 +326,7 @@ func (db *DB) MemoryCandidates(ctx context.Context, s memento.Scope, q memento.C
 
 // messageCandidateColumns are read by scanMessageCandidate; m is messages
 // and v is message_vectors (left-joined).
-const messageCandidateColumns = `m.id, m.thread_id, m.seq, m.role, m.text, m.at, coalesce(v.embedder, ''), v.embedding`
+const messageCandidateColumns = `m.id, m.thread_id, m.seq, m.role, m.text, m.at, coalesce(v.embedder, ''), v.embedding, m.periods`
 
 // notRejected leaves out messages the pipeline's hygiene refused as
 // instructions to the system, so recall never carries them into a prompt.
@@ -334,12 +338,16 @@ func scanMessageCandidate(r rowScanner, extra ...any) (memento.RecallCandidate, 
 	var at int64
 	var role string
 	var emb []byte
-	dest := append([]any{&c.ID, &c.Thread, &c.Seq, &role, &c.Text, &at, &c.Embedder, &emb}, extra...)
+	var periods sql.NullString
+	dest := append([]any{&c.ID, &c.Thread, &c.Seq, &role, &c.Text, &at, &c.Embedder, &emb, &periods}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return c, err
 	}
 	c.Role, c.At, c.Vector = memento.Role(role), fromNanos(at), memVectorFrom(emb)
 	c.Sources = []string{c.ID}
+	if err := readPeriods(&c, periods); err != nil {
+		return c, fmt.Errorf("message %s: %w", c.ID, err)
+	}
 	return c, nil
 }
 

@@ -59,7 +59,9 @@ func (db *DB) AppendMessages(ctx context.Context, s memento.Scope, thread string
 		return nil, err
 	}
 	res := &memento.AppendResult{Messages: make([]memento.Message, 0, len(msgs))}
-	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// The caller waits for the acknowledgement: the append goes before
+	// the background writes waiting for the writer.
+	err = db.urgentTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res.Messages = res.Messages[:0]
 		res.Inserted, res.Duplicates = 0, 0
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
@@ -99,8 +101,8 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, '[]') ON CONFLICT DO NOTHING`
 	sqlThreadSeq     = `SELECT last_seq FROM threads WHERE tenant_id = ? AND user_id = ? AND id = ?`
 	sqlMessageByID   = `SELECT ` + messageColumns + ` FROM messages WHERE tenant_id = ? AND user_id = ? AND id = ?`
-	sqlInsertMessage = `INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertMessage = `INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence, periods)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlUpdateThreadSeq = `UPDATE threads SET last_seq = ?, updated_at = ? WHERE tenant_id = ? AND user_id = ? AND id = ?`
 )
 
@@ -160,7 +162,8 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 		m.At, m.CreatedAt = m.At.UTC(), now
 		label, confidence := emotionColumns(m.Emotion)
 		if _, err := tx.ExecContext(ctx, sqlInsertMessage,
-			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt), label, confidence); err != nil {
+			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt), label, confidence,
+			periodsColumn(m.Text, m.At)); err != nil {
 			return nil, nil, fmt.Errorf("insert message %s: %w", m.ID, err)
 		}
 		stored = append(stored, m)

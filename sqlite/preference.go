@@ -1,13 +1,18 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memento-ai/memento"
@@ -111,69 +116,264 @@ func prefSourcesJSON(sources []string) (string, error) {
 // transaction: it records the source (doing nothing if it was applied
 // before), hands the user's preferences of w.Embedder to w.Merge, and
 // writes the changes it returns. A write that changes something bumps the
-// user's version and requests clustering. Errors: EINVALID.
+// user's version and requests clustering. It goes through group commit,
+// so concurrent writes share a commit: Merge may run more than once and
+// must only compute. Errors: EINVALID.
 func (db *DB) WritePreferences(ctx context.Context, s memento.Scope, w memento.PreferenceWrite) (*memento.PreferenceWriteResult, error) {
+	res, err := db.WritePreferenceBatch(ctx, s, []memento.PreferenceWrite{w})
+	if err != nil {
+		return nil, err
+	}
+	return &res[0], nil
+}
+
+// WritePreferenceBatch applies ws in order in one write transaction, each
+// as WritePreferences applies one: the Merge of each sees the preferences
+// as the writes before it left them. Errors: EINVALID.
+func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []memento.PreferenceWrite) ([]memento.PreferenceWriteResult, error) {
 	s, err := checkScope(s)
 	if err != nil {
 		return nil, err
 	}
-	if w.Merge == nil {
-		return nil, memento.Errorf(memento.EINVALID, "a preference write needs a merge function")
+	for _, w := range ws {
+		if w.Merge == nil {
+			return nil, memento.Errorf(memento.EINVALID, "a preference write needs a merge function")
+		}
+		if len(w.Source) > maxIDLen {
+			return nil, memento.Errorf(memento.EINVALID, "preference source id must be at most %d bytes", maxIDLen)
+		}
 	}
-	if len(w.Source) > maxIDLen {
-		return nil, memento.Errorf(memento.EINVALID, "preference source id must be at most %d bytes", maxIDLen)
+	if len(ws) == 0 {
+		return []memento.PreferenceWriteResult{}, nil
 	}
-	var res *memento.PreferenceWriteResult
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
-		res = &memento.PreferenceWriteResult{}
+	var res []memento.PreferenceWriteResult
+	var seen map[string]cachedPrefs
+	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res = make([]memento.PreferenceWriteResult, len(ws))
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
 			return err
 		}
-		now := db.now()
-		if w.Source != "" {
-			r, err := tx.ExecContext(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
-				VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, w.Source, nanos(now))
+		// The writes of a batch share one read of the preferences,
+		// brought up to date with the rows each write changed.
+		current := map[string][]memento.Preference{}
+		for i, w := range ws {
+			cur, ok := current[w.Embedder]
+			if !ok {
+				var err error
+				if cur, err = db.currentPreferences(ctx, tx, s, w.Embedder); err != nil {
+					return err
+				}
+			}
+			changed, err := db.writePreferencesTx(ctx, tx, s, w, cur, &res[i])
 			if err != nil {
-				return fmt.Errorf("record source: %w", err)
-			}
-			if n, err := r.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return nil // applied before
-			}
-		}
-		res.Applied = true
-		current, err := db.queryPreferences(ctx, tx, `WHERE p.tenant_id = ? AND p.user_id = ? AND p.embedder = ?`, s.Tenant, s.User, w.Embedder)
-		if err != nil {
-			return err
-		}
-		changes, err := w.Merge(current)
-		if err != nil {
-			return err
-		}
-		for _, p := range changes.Insert {
-			p.ID = newID("pref_")
-			if err := db.insertPreference(ctx, tx, s, p, now); err != nil {
 				return err
 			}
-			p.Cluster = nil
-			res.Inserted = append(res.Inserted, p)
-		}
-		for _, p := range changes.Update {
-			if err := db.updatePreference(ctx, tx, s, p, now); err != nil {
+			if cur, err = db.refreshPreferences(ctx, tx, s, w.Embedder, cur, changed); err != nil {
 				return err
 			}
-			res.Updated = append(res.Updated, p)
+			current[w.Embedder] = cur
 		}
-		if !changes.Empty() {
-			return db.bumpPreferenceVersion(ctx, tx, s, now)
+		// What the transaction leaves is what the next write of the user
+		// reads, once it has committed.
+		seen = map[string]cachedPrefs{}
+		for embedder, cur := range current {
+			version, stamps, err := preferenceStamps(ctx, tx, s, embedder)
+			if err != nil {
+				return err
+			}
+			seen[embedder] = cachedPrefs{prefs: cur, version: version, stamps: stamps}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("write preferences of %s/%s: %w", s.Tenant, s.User, err)
 	}
+	for embedder, c := range seen {
+		db.prefCache.put(prefKey{s, embedder}, c)
+	}
 	return res, nil
+}
+
+// The preference cache. A write of a user's preferences hands all of
+// them, vectors included, to its merge, and on SQLite it does so on the
+// one writer, where a read of a hundred vectors costs more than the write.
+// So the store keeps what the last write of each user left, and a write
+// reads only the user's version and each row's id and update time
+// (preferenceStamps): when they are those of the cache, the cached rows
+// are the stored ones. Every change of a preference row bumps the version
+// and sets the row's update time; cluster membership, which the merge does
+// not read, is left out of the cached rows.
+
+// prefKey names a user's preferences of one embedder.
+type prefKey struct {
+	s        memento.Scope
+	embedder string
+}
+
+// cachedPrefs is a user's preferences of one embedder as a committed
+// write left them, with their update times.
+type cachedPrefs struct {
+	prefs   []memento.Preference
+	version int64
+	stamps  map[string]int64
+}
+
+// prefCacheSize bounds the users the cache holds; past it, it starts
+// over.
+const prefCacheSize = 4096
+
+// prefCache is the cache of the users' preferences.
+type prefCache struct {
+	mu sync.Mutex
+	m  map[prefKey]cachedPrefs
+}
+
+func (c *prefCache) get(k prefKey) (cachedPrefs, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *prefCache) put(k prefKey, v cachedPrefs) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= prefCacheSize {
+		c.m = map[prefKey]cachedPrefs{}
+	}
+	c.m[k] = v
+}
+
+// preferenceStamps reads the user's preference version and the id and
+// update time of each of the user's preferences of embedder.
+func preferenceStamps(ctx context.Context, tx *sql.Tx, s memento.Scope, embedder string) (int64, map[string]int64, error) {
+	var version int64
+	err := tx.QueryRowContext(ctx, `SELECT version FROM preference_state WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User).Scan(&version)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, nil, fmt.Errorf("read preference version: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, updated_at FROM preferences WHERE tenant_id = ? AND user_id = ? AND embedder = ?`,
+		s.Tenant, s.User, embedder)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read preference times: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var at int64
+		if err := rows.Scan(&id, &at); err != nil {
+			return 0, nil, fmt.Errorf("read preference times: %w", err)
+		}
+		out[id] = at
+	}
+	return version, out, rows.Err()
+}
+
+// currentPreferences returns the user's preferences of embedder as stored
+// in tx: the cached ones when every row's update time says they are
+// current, else read in full.
+func (db *DB) currentPreferences(ctx context.Context, tx *sql.Tx, s memento.Scope, embedder string) ([]memento.Preference, error) {
+	if c, ok := db.prefCache.get(prefKey{s, embedder}); ok {
+		version, stamps, err := preferenceStamps(ctx, tx, s, embedder)
+		if err != nil {
+			return nil, err
+		}
+		if version == c.version && maps.Equal(stamps, c.stamps) {
+			return slices.Clone(c.prefs), nil
+		}
+	}
+	cur, err := db.queryPreferences(ctx, tx, `WHERE p.tenant_id = ? AND p.user_id = ? AND p.embedder = ?`, s.Tenant, s.User, embedder)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cur {
+		cur[i].Cluster = nil
+	}
+	return cur, nil
+}
+
+// writePreferencesTx applies w in tx, for a user that exists, over the
+// user's preferences of w.Embedder as stored (current), reports what it
+// did in res and returns the ids of the rows it changed.
+func (db *DB) writePreferencesTx(ctx context.Context, tx *sql.Tx, s memento.Scope, w memento.PreferenceWrite, current []memento.Preference, res *memento.PreferenceWriteResult) ([]string, error) {
+	now := db.now()
+	if w.Source != "" {
+		r, err := tx.ExecContext(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
+			VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, w.Source, nanos(now))
+		if err != nil {
+			return nil, fmt.Errorf("record source: %w", err)
+		}
+		if n, err := r.RowsAffected(); err != nil {
+			return nil, err
+		} else if n == 0 {
+			return nil, nil // applied before
+		}
+	}
+	res.Applied = true
+	// Merge gets a copy: what it does to the slice must not change the
+	// batch's view of the rows.
+	changes, err := w.Merge(slices.Clone(current))
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for _, p := range changes.Insert {
+		p.ID = newID("pref_")
+		if err := db.insertPreference(ctx, tx, s, p, now); err != nil {
+			return nil, err
+		}
+		p.Cluster = nil
+		res.Inserted = append(res.Inserted, p)
+		changed = append(changed, p.ID)
+	}
+	for _, p := range changes.Update {
+		if err := db.updatePreference(ctx, tx, s, p, now); err != nil {
+			return nil, err
+		}
+		res.Updated = append(res.Updated, p)
+		changed = append(changed, p.ID)
+	}
+	if !changes.Empty() {
+		return changed, db.bumpPreferenceVersion(ctx, tx, s, now)
+	}
+	return changed, nil
+}
+
+// refreshPreferences returns current (the user's preferences of embedder,
+// as queryPreferences orders them) with the rows of ids read again from
+// tx, as a new read would return them.
+func (db *DB) refreshPreferences(ctx context.Context, tx *sql.Tx, s memento.Scope, embedder string, current []memento.Preference, ids []string) ([]memento.Preference, error) {
+	if len(ids) == 0 {
+		return current, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	fresh, err := db.queryPreferences(ctx, tx, `WHERE p.tenant_id = ? AND p.user_id = ? AND p.embedder = ? AND p.id IN (SELECT value FROM json_each(?))`,
+		s.Tenant, s.User, embedder, string(list))
+	if err != nil {
+		return nil, err
+	}
+	for i := range fresh {
+		fresh[i].Cluster = nil
+	}
+	stale := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		stale[id] = true
+	}
+	out := make([]memento.Preference, 0, len(current)+len(fresh))
+	for _, p := range current {
+		if !stale[p.ID] {
+			out = append(out, p)
+		}
+	}
+	out = append(out, fresh...)
+	slices.SortStableFunc(out, func(a, b memento.Preference) int {
+		return cmp.Or(a.FirstSeen.Compare(b.FirstSeen), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
 }
 
 func (db *DB) insertPreference(ctx context.Context, tx *sql.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
@@ -242,7 +442,8 @@ func (db *DB) bumpPreferenceVersion(ctx context.Context, tx *sql.Tx, s memento.S
 	return db.requestPreferenceClusters(ctx, tx, s, now)
 }
 
-// requestPreferenceClusters enqueues a clustering job and marks it pending.
+// requestPreferenceClusters enqueues a clustering job in the user's
+// backlog and marks it pending.
 func (db *DB) requestPreferenceClusters(ctx context.Context, tx *sql.Tx, s memento.Scope, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE preference_state SET cluster_requested_at = ? WHERE tenant_id = ? AND user_id = ?`,
 		nanos(now), s.Tenant, s.User); err != nil {
@@ -251,6 +452,9 @@ func (db *DB) requestPreferenceClusters(ctx context.Context, tx *sql.Tx, s memen
 	return db.insertJobs(ctx, tx, s, []memento.JobRequest{{
 		Kind:    memento.JobPreferenceClusters,
 		Payload: memento.PreferenceClusterJob{Tenant: s.Tenant, User: s.User},
+		// The user's own work: it runs in the user's backlog, after the
+		// batch that changed the preferences.
+		ByUser: true,
 	}})
 }
 
@@ -403,7 +607,7 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 			}
 		}
 	}
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&n); err != nil {
 			return err

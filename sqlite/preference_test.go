@@ -2,6 +2,9 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,14 +31,21 @@ func testPref(concept string, weight float64, at time.Time) memento.Preference {
 	}
 }
 
-// clusterJobs counts the clustering jobs of the store.
+// clusterJobs counts the clustering jobs of the store: they wait in the
+// user's backlog (or are River jobs, once a batch handed them over), and
+// the job counts hold both.
 func clusterJobs(t *testing.T, db *sqlite.DB) int {
 	t.Helper()
-	jobs, err := db.Jobs(context.Background(), memento.JobFilter{Kind: memento.JobPreferenceClusters})
+	stats, err := db.JobStats(context.Background())
 	if err != nil {
-		t.Fatalf("Jobs: %v", err)
+		t.Fatalf("JobStats: %v", err)
 	}
-	return len(jobs)
+	for _, k := range stats.Kinds {
+		if k.Kind == memento.JobPreferenceClusters {
+			return k.Pending + k.Running + k.Retrying + k.Completed + k.Failed
+		}
+	}
+	return 0
 }
 
 func TestWritePreferencesOncePerSource(t *testing.T) {
@@ -374,5 +384,56 @@ func TestStalePendingClusteringIsRequestedAgain(t *testing.T) {
 	write("m3")
 	if n := clusterJobs(t, db); n != 2 {
 		t.Errorf("after the pending job went stale: %d clustering jobs, want 2", n)
+	}
+}
+
+// TestPreferenceWritesSeeEditsBetweenThem checks the store's cache of the
+// preferences a write leaves: a write after an edit (or a deletion) of
+// the user's preferences, made at the very same instant by a fixed clock,
+// sees the edited rows, not the cached ones.
+func TestPreferenceWritesSeeEditsBetweenThem(t *testing.T) {
+	ctx := context.Background()
+	clk := &prefClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	opts := sqlitetest.Options()
+	opts.Clock = clk
+	db := sqlitetest.OpenWith(t, opts)
+	s := memento.Scope{User: "ann"}
+	var saw []string
+	see := func(current []memento.Preference) (memento.PreferenceChanges, error) {
+		var parts []string
+		for _, p := range current {
+			parts = append(parts, fmt.Sprintf("%s:%g", p.Concept, p.Weight))
+		}
+		slices.Sort(parts)
+		saw = append(saw, strings.Join(parts, ","))
+		return memento.PreferenceChanges{}, nil
+	}
+	write := func(source string, merge memento.PreferenceMerge) {
+		t.Helper()
+		if _, err := db.WritePreferences(ctx, s, memento.PreferenceWrite{Source: source, Embedder: "e/v1/3", Merge: merge}); err != nil {
+			t.Fatalf("WritePreferences: %v", err)
+		}
+	}
+	write("m1", insertPrefs(testPref("heist", 1, clk.Now()), testPref("horror", -1, clk.Now())))
+	write("m2", see)
+	prefs, err := db.Preferences(ctx, s)
+	if err != nil || len(prefs) != 2 {
+		t.Fatalf("Preferences = %+v, %v", prefs, err)
+	}
+	id := map[string]string{}
+	for _, p := range prefs {
+		id[p.Concept] = p.ID
+	}
+	half := 0.5
+	if _, err := db.PatchPreference(ctx, s, id["heist"], memento.PreferencePatch{Weight: &half, At: clk.Now()}); err != nil {
+		t.Fatalf("PatchPreference: %v", err)
+	}
+	write("m3", see)
+	if err := db.DeletePreference(ctx, s, id["horror"]); err != nil {
+		t.Fatalf("DeletePreference: %v", err)
+	}
+	write("m4", see)
+	if diff := cmp.Diff([]string{"heist:1,horror:-1", "heist:0.5,horror:-1", "heist:0.5"}, saw); diff != "" {
+		t.Errorf("what the merges saw (-want +got):\n%s", diff)
 	}
 }

@@ -96,7 +96,9 @@ func readProfile(ctx context.Context, tx *sql.Tx, s memento.Scope) (*memento.Pro
 // writes the keys whose value or evidence changed, removes learned keys not
 // in keys, and leaves alone every key the user set, whether or not keys
 // names it. The version grows by one when anything changed. The user is
-// created as needed. Errors: EINVALID.
+// created as needed. It goes through group commit: a batch of a user's
+// backlog saves the profile its events changed, and such saves share their
+// commits. Errors: EINVALID.
 func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]memento.ProfileEntry) (*memento.Profile, error) {
 	s, err := checkScope(s)
 	if err != nil {
@@ -111,7 +113,7 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 		}
 	}
 	var out *memento.Profile
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// Learned keys come from the user's events, so the user exists
 		// unless they were forgotten while the keys were learned: then
 		// nothing is written, or the user would come back.

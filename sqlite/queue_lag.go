@@ -4,15 +4,22 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/memento-ai/memento"
 )
 
 // QueueLag reads, per job kind, how many jobs have not ended and when the
-// oldest of them was enqueued. It reads River's job table through the
-// index on state, so its cost follows the jobs not ended, not the history.
+// oldest of them was enqueued, River's and the backlogs' alike (a job
+// waiting in its user's backlog counts under its own kind). It reads
+// River's job table through the index on state, so its cost follows the
+// jobs not ended, not the history.
 func (db *DB) QueueLag(ctx context.Context) (*memento.QueueLags, error) {
+	backlog, err := db.backlogLag(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := db.read.QueryContext(ctx, `SELECT kind, count(*), sum(state = 'running'),
 			CAST(round(min(unixepoch(created_at, 'subsec')) * 1000) AS INTEGER)
 		FROM river_job
@@ -32,21 +39,22 @@ func (db *DB) QueueLag(ctx context.Context) (*memento.QueueLags, error) {
 		}
 		if oldest.Valid {
 			l.Oldest = time.UnixMilli(oldest.Int64).UTC()
-			l.OldestSeconds = max(0, now.Sub(l.Oldest).Seconds())
 		}
-		out.Waiting += l.Waiting
-		out.OldestSeconds = max(out.OldestSeconds, l.OldestSeconds)
 		out.Kinds = append(out.Kinds, l)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the queue's lag: %w", err)
 	}
-	return out, nil
+	return memento.MergeLags(out, backlog, now), nil
 }
 
 // JobStats counts every kind's jobs by state (completed jobs as long as
 // River keeps them) and adds the queue's lag.
 func (db *DB) JobStats(ctx context.Context) (*memento.JobStats, error) {
+	backlog, err := db.backlogLag(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := db.read.QueryContext(ctx, `SELECT kind, job_state, count(*)
 		FROM (SELECT kind, `+jobStateSQL+` AS job_state FROM river_job)
 		GROUP BY kind, job_state ORDER BY kind`)
@@ -85,6 +93,16 @@ func (db *DB) JobStats(ctx context.Context) (*memento.JobStats, error) {
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
 	rows.Close()
+	for _, l := range backlog {
+		k := byKind[l.Kind]
+		if k == nil {
+			k = &memento.JobKindStats{Kind: l.Kind}
+			byKind[l.Kind] = k
+			kinds = append(kinds, l.Kind)
+		}
+		k.Pending += l.Waiting
+	}
+	slices.Sort(kinds)
 	lag, err := db.QueueLag(ctx)
 	if err != nil {
 		return nil, err

@@ -219,7 +219,7 @@ func scanRecallDocs(rows *sql.Rows, memory bool, out *memento.RecallDocs) error 
 // of the recall change log by default. An index that looks at a user less
 // often than that reads the user's documents again in full, which is
 // correct, only slower.
-const DefaultRecallChangesKept = 15 * time.Minute
+const DefaultRecallChangesKept = memento.DefaultRecallChangesKept
 
 // PruneRecallChanges deletes the rows of the recall change log older than
 // keep, in batches so the writer is never held long, and raises the log's

@@ -211,6 +211,11 @@ type DB struct {
 	handlers map[string]handler
 	worker   *river.Client[*sql.Tx] // nil unless started
 	proc     *queueProcess          // the started queue's lease; nil unless started
+	// backlog is the users' backlogs' handler and locks (backlog.go).
+	backlog backlogState
+	// prefCache keeps the preferences the last write of each user left
+	// (preference.go).
+	prefCache prefCache
 
 	// readStmts caches statements prepared on the read pool, by SQL text,
 	// for the recall path (memory_recall.go), which would otherwise spend
@@ -219,6 +224,10 @@ type DB struct {
 	// unprepared notes the queries read transactions ran unprepared, for
 	// readTx to prepare after the transaction (memory_recall.go txStmt).
 	unprepared sync.Map
+
+	// backfill resolves the periods of rows stored before migration 0013
+	// (periods.go); nil when none were left at Open.
+	backfill *periodsBackfill
 }
 
 // Open opens (creating if needed) the store in the SQLite file at path and
@@ -298,6 +307,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: create job inserter: %w", path, err)
 	}
+	if err := db.startBackfill(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	return db, nil
 }
 
@@ -347,6 +360,9 @@ func (db *DB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var errs []error
+	if db.backfill != nil {
+		db.backfill.stop()
+	}
 	if err := db.Stop(ctx); err != nil {
 		errs = append(errs, err)
 	}

@@ -52,7 +52,7 @@ func (db *DB) ensureUser(ctx context.Context, tx *sql.Tx, s memento.Scope) (*mem
 // carries the tenant and user in its args ({"tenant": ..., "user": ...,
 // "payload": ...}), so the jobs whose args name the user are removed,
 // except those running at this moment, which finish (and find the user
-// gone). Errors: ENOTFOUND.
+// gone), and so are the jobs of the user's backlog. Errors: ENOTFOUND.
 func (db *DB) DeleteUser(ctx context.Context, s memento.Scope) error {
 	s, err := checkScope(s)
 	if err != nil {
@@ -72,6 +72,12 @@ func (db *DB) DeleteUser(ctx context.Context, s memento.Scope) error {
 			WHERE json_extract(args, '$.tenant') = ? AND json_extract(args, '$.user') = ? AND state <> 'running'`,
 			s.Tenant, s.User); err != nil {
 			return fmt.Errorf("delete jobs: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM backlog WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("delete backlog: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM backlog_users WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("delete backlog: %w", err)
 		}
 		return nil
 	})

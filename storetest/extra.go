@@ -160,11 +160,11 @@ func testPreferenceEdits(t *testing.T, open Opener) {
 	wantCode(t, "WritePreferences without a merge", err, memento.EINVALID)
 	// Clustering from a stale version asks for another run.
 	v, _ := ps.PreferenceVersion(ctx, ann)
-	before := len(jobsOf(t, st, memento.JobPreferenceClusters))
+	before := enqueuedOf(t, st, memento.JobPreferenceClusters)
 	if err := ps.SavePreferenceClusters(ctx, ann, v.Version-1, nil); err != nil {
 		t.Fatal(err)
 	}
-	if after := len(jobsOf(t, st, memento.JobPreferenceClusters)); after != before+1 {
+	if after := enqueuedOf(t, st, memento.JobPreferenceClusters); after != before+1 {
 		t.Errorf("clustering jobs after a stale save = %d, want %d", after, before+1)
 	}
 	if err := ps.SavePreferenceClusters(ctx, ann, v.Version, nil); err != nil {

@@ -81,6 +81,23 @@ func jobsOf(t *testing.T, st Store, kind string) []memento.Job {
 	return jobs
 }
 
+// enqueuedOf counts the jobs of a kind the store keeps, River's and those
+// waiting in the users' backlogs (memento.JobRequest.ByUser) alike,
+// through the store's job counts when it has them.
+func enqueuedOf(t *testing.T, st Store, kind string) int {
+	t.Helper()
+	jc, ok := st.(JobCounter)
+	if !ok {
+		return len(jobsOf(t, st, kind))
+	}
+	stats, err := jc.JobStats(t.Context())
+	if err != nil {
+		t.Fatalf("JobStats: %v", err)
+	}
+	k := statsOf(stats, kind)
+	return k.Pending + k.Running + k.Retrying + k.Completed + k.Failed
+}
+
 // payloadOf decodes a job's MessageJob payload.
 func payloadOf(t *testing.T, j memento.Job) memento.MessageJob {
 	t.Helper()

@@ -334,8 +334,8 @@ func testPreferences(t *testing.T, open Opener) {
 	if err != nil || v.Version != 2 || v.Clustered != 0 {
 		t.Errorf("PreferenceVersion = %+v, %v; want version 2, clustered 0", v, err)
 	}
-	if jobs := jobsOf(t, st, memento.JobPreferenceClusters); len(jobs) != 1 {
-		t.Errorf("%d clustering jobs pending, want 1 for a burst of changes", len(jobs))
+	if n := enqueuedOf(t, st, memento.JobPreferenceClusters); n != 1 {
+		t.Errorf("%d clustering jobs pending, want 1 for a burst of changes", n)
 	}
 	var heist string
 	for _, p := range prefs {

@@ -15,10 +15,14 @@
 // concurrent turns on one thread, and, for a store that provides them,
 // recall candidates (BM25 scores checked against a reference computation)
 // and the recall change log with its pruning, profiles and the models
-// learned over a tenant's events, preferences and their clusters,
-// export/import, and the pipeline's catch-up reads. A part the store does not implement is skipped with a
-// message naming the interface, so a backend's test output says exactly
-// which parts it passes.
+// learned over a tenant's events (with their incremental reads under
+// concurrent writers), preferences and their clusters, export/import
+// (with the titles a thread showed and its stored answers), the
+// pipeline's catch-up reads, API keys, studies and their balanced
+// enrolment under concurrency, and the queue's lag and job counts. A part
+// the store does not implement is skipped with a message naming the
+// interface, so a backend's test output says exactly which parts it
+// passes.
 package storetest
 
 import (
@@ -80,11 +84,16 @@ var parts = []struct {
 	{"MemoryModesAndRuns", testMemoryModesAndRuns},
 	{"JobsInTransaction", testJobsInTransaction},
 	{"QueueRunsJobs", testQueueRunsJobs},
+	{"Backlog", testBacklog},
+	{"BacklogWithoutHandler", testBacklogWithoutHandler},
+	{"PreferenceBatch", testPreferenceBatch},
+	{"MemoryBatch", testMemoryBatch},
 	{"Isolation", testIsolation},
 	{"DeleteUser", testDeleteUser},
 	{"ExportImport", testExportImport},
 	{"RecallCandidates", testRecallCandidates},
 	{"RecallChanges", testRecallChanges},
+	{"RecallPeriods", testRecallPeriods},
 	{"Profile", testProfile},
 	{"Preferences", testPreferences},
 	{"ProfileModels", testProfileModels},
@@ -95,4 +104,11 @@ var parts = []struct {
 	{"Titles", testTitles},
 	{"SnapshotSource", testSnapshotSource},
 	{"MessageEmotion", testMessageEmotion},
+	{"ExportShownAnswers", testExportShownAnswers},
+	{"EventsSince", testEventsSince},
+	{"Keys", testKeys},
+	{"Experiments", testExperiments},
+	{"ConcurrentEnrolment", testConcurrentEnrolment},
+	{"QueueLag", testQueueLag},
+	{"Copy", testCopy},
 }

@@ -11,6 +11,9 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/bench"
+	"github.com/memento-ai/memento/engine"
+	mpostgres "github.com/memento-ai/memento/postgres"
+	"github.com/memento-ai/memento/sqlite"
 )
 
 func (m *Main) benchCommand() *cobra.Command {
@@ -30,13 +33,20 @@ on disk and the process's peak memory.
 By default 10,000 background users hold 100 memories each and 100 measured users
 hold 1,000 each (about 1.1 million memories); --users and --memories scale the
 background. Without --db the store is a temporary file removed afterwards; with
---db it must be a new file, and is kept.`,
+--db it must be a new file, and is kept. --db postgres://…?search_path=S builds
+and measures PostgreSQL in the schema S, which must hold no users yet.`,
 		Example: "  memento bench --json\n  memento bench --users 100000 --plot docs/img",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			keep := m.dbGiven(cmd)
-			if reuse {
+			postgres := engine.StoreKind(m.Config.DB) == engine.KindPostgres
+			if postgres && (reuse || cfg.BuildOnly) {
+				return memento.Errorf(memento.EINVALID, "--reuse and --build-only keep an SQLite bench store; on PostgreSQL every run builds its store in the schema --db names (add ?search_path=bench_1 to the URL)")
+			}
+			if postgres {
+				// The schema must be empty, checked once it is open.
+			} else if reuse {
 				if !keep {
 					return memento.Errorf(memento.EINVALID, "--reuse needs --db: the store an earlier `memento bench --db` built")
 				}
@@ -83,14 +93,30 @@ background. Without --db the store is a temporary file removed afterwards; with
 			if err != nil {
 				return err
 			}
-			res, err := bench.Run(ctx, bench.Deps{
-				DB: app.DB, Catalog: cat, Embedder: emb, Model: model, Pipeline: pl, Assembler: asm, Agent: ag,
-				MessageJobs: app.messageJobs, StartWorkers: app.StartWorkers, Tenant: m.Config.Tenant,
-			}, cfg)
+			deps := bench.Deps{
+				Catalog: cat, Embedder: emb, Model: model, Pipeline: pl, Assembler: asm, Agent: ag,
+				MessageJobs: app.MessageJobs, StartWorkers: app.StartWorkers, OnRemembered: app.OnRemembered, Tenant: m.Config.Tenant,
+			}
+			switch db := app.Store.(type) {
+			case *sqlite.DB:
+				deps.DB, deps.Bulk = db, bench.BulkOf(db.Bulk)
+			case *mpostgres.DB:
+				tenants, err := db.Tenants(ctx)
+				if err != nil {
+					return err
+				}
+				if len(tenants) > 0 {
+					return memento.Errorf(memento.EINVALID, "bench builds a new store: the schema of --db %s holds users already; name an empty schema with ?search_path=…", engine.RedactURL(m.Config.DB))
+				}
+				deps.DB, deps.Bulk = db, bench.BulkOf(db.Bulk)
+			default:
+				return memento.Errorf(memento.EINVALID, "memento bench cannot build a %T store", db)
+			}
+			res, err := bench.Run(ctx, deps, cfg)
 			if err != nil {
 				return err
 			}
-			if keep && !reuse {
+			if keep && !reuse && !postgres {
 				if err := writeBenchScale(m.Config.DB, res.Scale); err != nil {
 					return err
 				}
@@ -124,6 +150,8 @@ background. Without --db the store is a temporary file removed afterwards; with
 	f.IntVar(&cfg.Samples, "samples", bench.DefaultSamples, "operations timed per latency measurement")
 	f.IntVar(&cfg.PipelineMessages, "pipeline-messages", bench.DefaultPipelineMessages, "messages pushed through the pipeline for throughput")
 	f.IntVar(&cfg.PipelineRuns, "pipeline-runs", 0, "pipeline runs in flight while measuring its throughput (0: 16 per CPU)")
+	f.IntVar(&cfg.QueueRate, "queue-rate", bench.DefaultQueueRate, "messages a second appended one at a time while the queue is measured under a steady stream (negative: skip it)")
+	f.IntVar(&cfg.QueueSeconds, "queue-seconds", bench.DefaultQueueSeconds, "how long the steady stream lasts")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic data")
 	f.BoolVar(&reuse, "reuse", false, "measure the store --db names, built by an earlier run of the same scale, without building it")
 	f.BoolVar(&cfg.BuildOnly, "build-only", false, "build the store (keep it with --db) and measure nothing")
@@ -156,7 +184,15 @@ func printBench(m *Main, res *bench.Result) error {
 	}
 	fmt.Fprintf(m.Stdout, "pipeline: %d messages in %.2f s, %.0f msgs/s\n", res.Pipeline.Messages, res.Pipeline.Seconds, res.Pipeline.MsgsPerSec)
 	if res.Queue != nil {
-		fmt.Fprintf(m.Stdout, "message log + queue: %d messages in %.2f s, %.0f msgs/s\n", res.Queue.Messages, res.Queue.Seconds, res.Queue.MsgsPerSec)
+		fmt.Fprintf(m.Stdout, "message log + queue: %d messages in %.2f s, %.0f msgs/s until every job ended\n", res.Queue.Messages, res.Queue.Seconds, res.Queue.MsgsPerSec)
+	}
+	if r, l := res.QueueRecallable, res.QueueLag; r != nil && l != nil {
+		fmt.Fprintf(m.Stdout, "  memories recallable: all in %.2f s, %.0f msgs/s; lag from acknowledgement p50 %.0f ms, p99 %.0f ms\n",
+			r.Seconds, r.MsgsPerSec, l.P50Ms, l.P99Ms)
+	}
+	if q := res.QueueAtRate; q != nil {
+		fmt.Fprintf(m.Stdout, "queue at %.0f msgs/s (achieved %.0f) for %d messages: acknowledgement p50 %.2f ms, p99 %.2f ms; recallable p50 %.0f ms, p99 %.0f ms; every job ended %.2f s after the last message\n",
+			q.TargetPerSec, q.AchievedPerSec, q.Messages, q.IngestAck.P50Ms, q.IngestAck.P99Ms, q.Lag.P50Ms, q.Lag.P99Ms, q.DrainSeconds)
 	}
 	fmt.Fprintf(m.Stdout, "DBSCAN: %d vectors in %.1f ms (%d clusters, %d noise)\n", res.DBSCAN.Vectors, res.DBSCAN.Ms, res.DBSCAN.Clusters, res.DBSCAN.Noise)
 	fmt.Fprintf(m.Stdout, "peak RSS %.0f MB; %d CPUs, load %.2f\n", float64(res.PeakRSSBytes)/1e6, res.Machine.CPUs, res.Machine.Load1)

@@ -16,7 +16,7 @@ func TestBenchTiny(t *testing.T) {
 	plots := t.TempDir()
 	db := filepath.Join(t.TempDir(), "b.db")
 	out, err := run(t, "", "bench", "--users", "4", "--memories", "15", "--measured-users", "2", "--measured-memories", "40",
-		"--samples", "12", "--pipeline-messages", "12", "--json", "--quiet", "--plot", plots,
+		"--samples", "12", "--pipeline-messages", "12", "--queue-rate", "40", "--queue-seconds", "1", "--json", "--quiet", "--plot", plots,
 		"--db", db, "--catalog", tinyCatalogFile(t))
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,9 @@ func TestBenchTiny(t *testing.T) {
 	if res.Pipeline.Messages != 12 || res.Queue == nil || res.Queue.Messages != 12 {
 		t.Errorf("pipeline %+v, queue %+v", res.Pipeline, res.Queue)
 	}
-	if res.StoreBytes <= 0 || len(res.Targets) != 4 {
+	// The four figures' targets and the queue's; a stream below 500 a
+	// second has no rate targets.
+	if _, ok := res.Targets["queueAtLeast1000MsgsPerS"]; res.StoreBytes <= 0 || len(res.Targets) != 5 || !ok {
 		t.Errorf("store %d bytes, targets %v", res.StoreBytes, res.Targets)
 	}
 	entries, err := os.ReadDir(plots)

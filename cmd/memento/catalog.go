@@ -155,23 +155,23 @@ the notability field of JSON lines; otherwise from the titles' own fields
 			if !replace {
 				// Extending starts from the catalog in use, so the first
 				// import keeps the embedded titles.
-				if n, err := app.DB.CountTitles(ctx); err != nil {
+				if n, err := app.Store.CountTitles(ctx); err != nil {
 					return err
 				} else if n == 0 {
 					base, err := catalog.Embedded()
 					if err != nil {
 						return err
 					}
-					if _, err := app.DB.PutTitles(ctx, base.All(), false); err != nil {
+					if _, err := app.Store.PutTitles(ctx, base.All(), false); err != nil {
 						return err
 					}
 				}
 			}
-			written, err := app.DB.PutTitles(ctx, titles, replace)
+			written, err := app.Store.PutTitles(ctx, titles, replace)
 			if err != nil {
 				return err
 			}
-			total, err := app.DB.CountTitles(ctx)
+			total, err := app.Store.CountTitles(ctx)
 			if err != nil {
 				return err
 			}

@@ -12,12 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento/agent"
+	"github.com/memento-ai/memento/engine"
 )
 
 // agentWithWorkers opens the app and its agent and starts the background
 // workers, so that each turn's jobs (summaries, memories) run while the
 // conversation goes on.
-func (m *Main) agentWithWorkers(ctx context.Context) (*App, *agent.Agent, error) {
+func (m *Main) agentWithWorkers(ctx context.Context) (*engine.Engine, *agent.Agent, error) {
 	app, err := m.App(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -165,26 +166,4 @@ background jobs of each turn (summaries) finish before the next line is read.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines (the default prints for a person)")
 	return cmd
-}
-
-// WaitForJobs blocks until the queue has no unfinished job, or the timeout.
-func (a *App) WaitForJobs(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		n, err := a.DB.Unfinished(ctx)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("background jobs still running after %s (%d left)", timeout, n)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
 }

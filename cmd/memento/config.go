@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"net"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -12,38 +10,22 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 	mhttp "github.com/memento-ai/memento/http"
-	"github.com/memento-ai/memento/llm/openai"
-	"github.com/memento-ai/memento/pipeline"
-	"github.com/memento-ai/memento/recall"
-	"github.com/memento-ai/memento/sqlite"
 )
 
-// Config is every setting of the memento binary. Defaults come first, then
-// MEMENTO_* environment variables, then flags; Validate rejects a bad value
-// with a message naming the setting.
+// Config is every setting of the memento binary: the engine's (the
+// store, models, catalog and workers) and the command's own (where serve
+// listens, logs, snapshots, HTTP limits, speech). Defaults come first,
+// then MEMENTO_* environment variables, then flags; Validate rejects a bad
+// value with a message naming the setting.
 type Config struct {
-	DB        string // path of the SQLite file
+	engine.Config
 	Addr      string // where serve listens
 	LogLevel  string // debug, info, warn, error
 	LogFormat string // text or json
-	Catalog   string // a JSON-lines catalog used instead of the store's or the embedded one
 	Snapshot  string // serve --snapshot: file:///dir or s3://bucket/prefix (snapshot.go)
-	Schema    string // attribute schema: default, movie, generic or a JSON file (memory.go)
-	Tenant    string
-	// RecallIndexMB is the memory recall's warm per-user index may hold,
-	// in MiB (recall.Index).
-	RecallIndexMB int
-	// Workers is how many background jobs run at once (sqlite.Options).
-	Workers int
-
-	LLM   LLMConfig
-	Embed EmbedConfig
-	HTTP  HTTPConfig
-	// Emotion says who tags user messages with an emotion: offline (the
-	// rules, the default) or model (the language-model server, one more
-	// request per message on the turn's path).
-	Emotion string
+	HTTP      HTTPConfig
 	// Speech is the transcription server of POST /v1/chat/audio.
 	Speech SpeechConfig
 }
@@ -57,26 +39,6 @@ type SpeechConfig struct {
 	// KeepAudio, when set, names a directory where each turn's audio is
 	// kept; empty keeps none.
 	KeepAudio string
-}
-
-// LLMConfig selects and configures the language-model provider.
-type LLMConfig struct {
-	Provider string // offline or openai; empty picks openai when BaseURL is set
-	BaseURL  string
-	APIKey   string
-	Model    string
-	// Concurrency bounds the model requests in flight for turns (chat,
-	// context reads) and JobConcurrency, separately, those of background
-	// jobs, so jobs never take the slots a person waits for.
-	Concurrency    int
-	JobConcurrency int
-}
-
-// EmbedConfig selects and configures the embedder.
-type EmbedConfig struct {
-	Provider string // offline or openai; empty follows the language model's choice
-	Model    string
-	Dim      int
 }
 
 // HTTPConfig is who may call serve's HTTP server and the server's limits
@@ -108,17 +70,11 @@ const DefaultMaxQueueLag = 5 * time.Minute
 // the working directory, the offline model and a loopback address.
 func DefaultConfig() Config {
 	return Config{
-		DB:            "./memento.db",
-		Addr:          "127.0.0.1:8080",
-		LogLevel:      "info",
-		LogFormat:     "text",
-		Tenant:        memento.DefaultTenant,
-		RecallIndexMB: recall.DefaultIndexBudget >> 20,
-		Workers:       sqlite.DefaultWorkers,
-		LLM:           LLMConfig{Model: "gpt-4o-mini", Concurrency: openai.DefaultConcurrency, JobConcurrency: openai.DefaultJobConcurrency},
-		Embed:         EmbedConfig{Model: "text-embedding-3-small", Dim: 256},
-		Emotion:       "offline",
-		Speech:        SpeechConfig{Model: "whisper-1"},
+		Config:    engine.DefaultConfig(),
+		Addr:      "127.0.0.1:8080",
+		LogLevel:  "info",
+		LogFormat: "text",
+		Speech:    SpeechConfig{Model: "whisper-1"},
 		HTTP: HTTPConfig{
 			ReadHeaderTimeout: mhttp.DefaultReadHeaderTimeout,
 			ReadTimeout:       mhttp.DefaultReadTimeout,
@@ -130,84 +86,39 @@ func DefaultConfig() Config {
 	}
 }
 
-// envSetting ties an environment variable to a configuration field.
-type envSetting struct {
-	name string
-	str  *string
-	num  *int
-	dur  *time.Duration
-}
-
-func (c *Config) envSettings() []envSetting {
-	return []envSetting{
-		{name: "MEMENTO_DB", str: &c.DB},
-		{name: "MEMENTO_ADDR", str: &c.Addr},
-		{name: "MEMENTO_LOG_LEVEL", str: &c.LogLevel},
-		{name: "MEMENTO_LOG_FORMAT", str: &c.LogFormat},
-		{name: "MEMENTO_CATALOG", str: &c.Catalog},
-		{name: "MEMENTO_SNAPSHOT", str: &c.Snapshot},
-		{name: "MEMENTO_SCHEMA", str: &c.Schema},
-		{name: "MEMENTO_TENANT", str: &c.Tenant},
-		{name: "MEMENTO_LLM_PROVIDER", str: &c.LLM.Provider},
-		{name: "MEMENTO_LLM_BASE_URL", str: &c.LLM.BaseURL},
-		{name: "MEMENTO_LLM_API_KEY", str: &c.LLM.APIKey},
-		{name: "MEMENTO_LLM_MODEL", str: &c.LLM.Model},
-		{name: "MEMENTO_LLM_CONCURRENCY", num: &c.LLM.Concurrency},
-		{name: "MEMENTO_LLM_JOB_CONCURRENCY", num: &c.LLM.JobConcurrency},
-		{name: "MEMENTO_EMBED_PROVIDER", str: &c.Embed.Provider},
-		{name: "MEMENTO_EMBED_MODEL", str: &c.Embed.Model},
-		{name: "MEMENTO_EMBED_DIM", num: &c.Embed.Dim},
-		{name: "MEMENTO_RECALL_INDEX_MB", num: &c.RecallIndexMB},
-		{name: "MEMENTO_WORKERS", num: &c.Workers},
-		{name: "MEMENTO_ALLOWED_ORIGINS", str: &c.HTTP.AllowedOrigins},
-		{name: "MEMENTO_ALLOWED_HOSTS", str: &c.HTTP.AllowedHosts},
-		{name: "MEMENTO_HTTP_READ_HEADER_TIMEOUT", dur: &c.HTTP.ReadHeaderTimeout},
-		{name: "MEMENTO_HTTP_READ_TIMEOUT", dur: &c.HTTP.ReadTimeout},
-		{name: "MEMENTO_HTTP_WRITE_TIMEOUT", dur: &c.HTTP.WriteTimeout},
-		{name: "MEMENTO_HTTP_IDLE_TIMEOUT", dur: &c.HTTP.IdleTimeout},
-		{name: "MEMENTO_HTTP_MAX_CONNS", num: &c.HTTP.MaxConns},
-		{name: "MEMENTO_MAX_QUEUE_LAG", dur: &c.HTTP.MaxQueueLag},
-		{name: "MEMENTO_EMOTION", str: &c.Emotion},
-		{name: "MEMENTO_STT_BASE_URL", str: &c.Speech.BaseURL},
-		{name: "MEMENTO_STT_MODEL", str: &c.Speech.Model},
-		{name: "MEMENTO_STT_API_KEY", str: &c.Speech.APIKey},
-		{name: "MEMENTO_STT_KEEP_AUDIO", str: &c.Speech.KeepAudio},
-	}
+// envSettings are every MEMENTO_* variable of the command: the engine's
+// and its own.
+func (c *Config) envSettings() []engine.EnvSetting {
+	return append(c.Config.EnvSettings(), []engine.EnvSetting{
+		{Name: "MEMENTO_ADDR", Str: &c.Addr},
+		{Name: "MEMENTO_LOG_LEVEL", Str: &c.LogLevel},
+		{Name: "MEMENTO_LOG_FORMAT", Str: &c.LogFormat},
+		{Name: "MEMENTO_SNAPSHOT", Str: &c.Snapshot},
+		{Name: "MEMENTO_ALLOWED_ORIGINS", Str: &c.HTTP.AllowedOrigins},
+		{Name: "MEMENTO_ALLOWED_HOSTS", Str: &c.HTTP.AllowedHosts},
+		{Name: "MEMENTO_HTTP_READ_HEADER_TIMEOUT", Dur: &c.HTTP.ReadHeaderTimeout},
+		{Name: "MEMENTO_HTTP_READ_TIMEOUT", Dur: &c.HTTP.ReadTimeout},
+		{Name: "MEMENTO_HTTP_WRITE_TIMEOUT", Dur: &c.HTTP.WriteTimeout},
+		{Name: "MEMENTO_HTTP_IDLE_TIMEOUT", Dur: &c.HTTP.IdleTimeout},
+		{Name: "MEMENTO_HTTP_MAX_CONNS", Num: &c.HTTP.MaxConns},
+		{Name: "MEMENTO_MAX_QUEUE_LAG", Dur: &c.HTTP.MaxQueueLag},
+		{Name: "MEMENTO_STT_BASE_URL", Str: &c.Speech.BaseURL},
+		{Name: "MEMENTO_STT_MODEL", Str: &c.Speech.Model},
+		{Name: "MEMENTO_STT_API_KEY", Str: &c.Speech.APIKey},
+		{Name: "MEMENTO_STT_KEEP_AUDIO", Str: &c.Speech.KeepAudio},
+	}...)
 }
 
 // ApplyEnv reads MEMENTO_* variables through getenv (os.Getenv in main).
 func (c *Config) ApplyEnv(getenv func(string) string) error {
-	for _, s := range c.envSettings() {
-		v := getenv(s.name)
-		if v == "" {
-			continue
-		}
-		if s.str != nil {
-			*s.str = v
-			continue
-		}
-		if s.dur != nil {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				return memento.Errorf(memento.EINVALID, "%s must be a duration such as 30s or 2m, got %q", s.name, v)
-			}
-			*s.dur = d
-			continue
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return memento.Errorf(memento.EINVALID, "%s must be a whole number, got %q", s.name, v)
-		}
-		*s.num = n
-	}
-	return nil
+	return engine.ApplyEnv(c.envSettings(), getenv)
 }
 
 // AddGlobalFlags binds the settings every command shares. The flags'
 // defaults are the values already in c, so environment variables read
 // before show through unless a flag is given.
 func (c *Config) AddGlobalFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.DB, "db", c.DB, "SQLite database file (MEMENTO_DB)")
+	fs.StringVar(&c.DB, "db", c.DB, "the store: an SQLite file, created if missing, or a PostgreSQL URL such as postgres://user@host:5432/memento (MEMENTO_DB)")
 	fs.StringVar(&c.Catalog, "catalog", c.Catalog, "JSON-lines catalog file to use instead of the stored or embedded one (MEMENTO_CATALOG)")
 	fs.StringVar(&c.Schema, "schema", c.Schema, "attribute schema of the memory pipeline: default, movie, generic or a JSON file (MEMENTO_SCHEMA)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error (MEMENTO_LOG_LEVEL)")
@@ -225,28 +136,10 @@ func (c *Config) AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Workers, "workers", c.Workers, "background jobs run at once (MEMENTO_WORKERS)")
 }
 
-// Resolve fills the choices that depend on other settings: the providers
-// default to openai when a base URL is set.
-func (c *Config) Resolve() {
-	if c.LLM.Provider == "" {
-		c.LLM.Provider = "offline"
-		if c.LLM.BaseURL != "" {
-			c.LLM.Provider = "openai"
-		}
-	}
-	if c.Embed.Provider == "" {
-		c.Embed.Provider = "offline"
-		if c.LLM.BaseURL != "" && c.LLM.Provider == "openai" {
-			c.Embed.Provider = "openai"
-		}
-	}
-}
-
 // Validate checks every setting and names the first bad one.
 func (c *Config) Validate() error {
-	c.Resolve()
-	if strings.TrimSpace(c.DB) == "" {
-		return memento.Errorf(memento.EINVALID, "--db (MEMENTO_DB) must name a file, got an empty value")
+	if err := c.Config.Validate(); err != nil {
+		return err
 	}
 	if _, port, err := net.SplitHostPort(c.Addr); err != nil {
 		return memento.Errorf(memento.EINVALID, "--addr (MEMENTO_ADDR) must be host:port, got %q", c.Addr)
@@ -263,73 +156,14 @@ func (c *Config) Validate() error {
 	default:
 		return memento.Errorf(memento.EINVALID, "--log-format (MEMENTO_LOG_FORMAT) must be text or json, got %q", c.LogFormat)
 	}
-	if strings.TrimSpace(c.Tenant) == "" {
-		return memento.Errorf(memento.EINVALID, "--tenant (MEMENTO_TENANT) must not be empty")
-	}
-	if c.Workers < 1 {
-		return memento.Errorf(memento.EINVALID, "--workers (MEMENTO_WORKERS) must be at least 1, got %d", c.Workers)
-	}
-	if c.RecallIndexMB < 1 {
-		return memento.Errorf(memento.EINVALID, "--recall-index-mb (MEMENTO_RECALL_INDEX_MB) must be at least 1, got %d", c.RecallIndexMB)
-	}
 	if err := checkSnapshotURL(c.Snapshot); err != nil {
 		return err
 	}
 	if err := c.HTTP.validate(); err != nil {
 		return err
 	}
-	if _, err := pipeline.LoadSchema(c.Schema); err != nil {
-		return memento.Errorf(memento.EINVALID, "--schema (MEMENTO_SCHEMA): %s", memento.ErrorMessage(err))
-	}
-	if c.Catalog != "" {
-		if _, err := os.Stat(c.Catalog); err != nil {
-			return memento.Errorf(memento.EINVALID, "--catalog (MEMENTO_CATALOG) %q cannot be read: %v", c.Catalog, err)
-		}
-	}
-	if c.LLM.Concurrency < 1 {
-		return memento.Errorf(memento.EINVALID, "--llm-concurrency (MEMENTO_LLM_CONCURRENCY) must be at least 1, got %d", c.LLM.Concurrency)
-	}
-	if c.LLM.JobConcurrency < 1 {
-		return memento.Errorf(memento.EINVALID, "--llm-job-concurrency (MEMENTO_LLM_JOB_CONCURRENCY) must be at least 1, got %d", c.LLM.JobConcurrency)
-	}
-	switch c.LLM.Provider {
-	case "offline":
-	case "openai":
-		if err := checkURL("--llm-base-url (MEMENTO_LLM_BASE_URL)", c.LLM.BaseURL); err != nil {
-			return err
-		}
-		if c.LLM.Model == "" {
-			return memento.Errorf(memento.EINVALID, "--llm-model (MEMENTO_LLM_MODEL) must name a model when the provider is openai")
-		}
-	default:
-		return memento.Errorf(memento.EINVALID, "--llm-provider (MEMENTO_LLM_PROVIDER) must be offline or openai, got %q", c.LLM.Provider)
-	}
-	switch c.Embed.Provider {
-	case "offline":
-		if c.Embed.Dim < 16 || c.Embed.Dim > 4096 {
-			return memento.Errorf(memento.EINVALID, "--embed-dim (MEMENTO_EMBED_DIM) must be between 16 and 4096, got %d", c.Embed.Dim)
-		}
-	case "openai":
-		if err := checkURL("--llm-base-url (MEMENTO_LLM_BASE_URL)", c.LLM.BaseURL); err != nil {
-			return err
-		}
-		if c.Embed.Model == "" {
-			return memento.Errorf(memento.EINVALID, "--embed-model (MEMENTO_EMBED_MODEL) must name a model when the embedder is openai")
-		}
-	default:
-		return memento.Errorf(memento.EINVALID, "--embed-provider (MEMENTO_EMBED_PROVIDER) must be offline or openai, got %q", c.Embed.Provider)
-	}
-	switch c.Emotion {
-	case "offline":
-	case "model":
-		if c.LLM.Provider != "openai" {
-			return memento.Errorf(memento.EINVALID, "MEMENTO_EMOTION=model needs a model server (MEMENTO_LLM_BASE_URL); the provider is %s", c.LLM.Provider)
-		}
-	default:
-		return memento.Errorf(memento.EINVALID, "MEMENTO_EMOTION must be offline or model, got %q", c.Emotion)
-	}
 	if c.Speech.BaseURL != "" {
-		if err := checkURL("MEMENTO_STT_BASE_URL", c.Speech.BaseURL); err != nil {
+		if err := engine.CheckHTTPURL("MEMENTO_STT_BASE_URL", c.Speech.BaseURL); err != nil {
 			return err
 		}
 		if strings.TrimSpace(c.Speech.Model) == "" {
@@ -387,15 +221,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func checkURL(setting, v string) error {
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return memento.Errorf(memento.EINVALID, "%s must be an http(s) URL, got %q", setting, v)
-	}
-	return nil
-}
-
 // String describes the configuration for the start-up log, without secrets.
 func (c Config) String() string {
-	return fmt.Sprintf("db=%s llm=%s embed=%s", c.DB, c.LLM.Provider, c.Embed.Provider)
+	return fmt.Sprintf("db=%s llm=%s embed=%s", engine.RedactURL(c.DB), c.LLM.Provider, c.Embed.Provider)
 }

@@ -68,7 +68,7 @@ Without --db it uses a fresh temporary store.`,
 			if err != nil {
 				return err
 			}
-			mem := &eval.MemoryExtractor{Label: "memento (" + model.Name() + ")", Store: app.DB, Pipeline: p}
+			mem := &eval.MemoryExtractor{Label: "memento (" + model.Name() + ")", Store: app.Store, Pipeline: p}
 			base := eval.NewKeywordExtractor(p.Schema().Attributes)
 			rep, err := eval.ScoreExtraction(ctx, items, mem, base)
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 	"github.com/memento-ai/memento/eval"
 	"github.com/memento-ai/memento/recall"
 )
@@ -135,7 +136,7 @@ answers, as the LoCoMo paper does. Without --db it uses a fresh temporary store.
 // background workers run the memory pipeline, and questions go to the
 // context assembler's recall.
 type locomoSystem struct {
-	app       *App
+	app       *engine.Engine
 	assembler *recall.Assembler
 	// mode, when set, overrides every attribute's memory mode for the
 	// conversations' users.
@@ -145,7 +146,7 @@ type locomoSystem struct {
 	last map[string]time.Time // the time of each user's newest message
 }
 
-func newLocomoSystem(ctx context.Context, app *App) (*locomoSystem, error) {
+func newLocomoSystem(ctx context.Context, app *engine.Engine) (*locomoSystem, error) {
 	asm, err := app.Assembler(ctx)
 	if err != nil {
 		return nil, err
@@ -162,10 +163,10 @@ func newLocomoSystem(ctx context.Context, app *App) (*locomoSystem, error) {
 func (s *locomoSystem) ingest(ctx context.Context, user string, msgs []memento.Message) error {
 	scope := s.app.Scope(user)
 	if s.mode != "" {
-		if _, err := s.app.DB.EnsureUser(ctx, scope); err != nil {
+		if _, err := s.app.Store.EnsureUser(ctx, scope); err != nil {
 			return err
 		}
-		if err := s.app.DB.SetMemoryMode(ctx, scope, "*", s.mode); err != nil {
+		if err := s.app.Store.SetMemoryMode(ctx, scope, "*", s.mode); err != nil {
 			return err
 		}
 	}
@@ -182,8 +183,8 @@ func (s *locomoSystem) ingest(ctx context.Context, user string, msgs []memento.M
 		}
 	}
 	for _, thread := range threads {
-		_, err := s.app.DB.AppendMessages(ctx, scope, thread, byThread[thread], func(msg memento.Message) []memento.JobRequest {
-			return s.app.messageJobs(scope, thread, msg)
+		_, err := s.app.Store.AppendMessages(ctx, scope, thread, byThread[thread], func(msg memento.Message) []memento.JobRequest {
+			return s.app.MessageJobs(scope, thread, msg)
 		})
 		if err != nil {
 			return fmt.Errorf("append %s: %w", thread, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 	"github.com/memento-ai/memento/experiment"
 	mhttp "github.com/memento-ai/memento/http"
 )
@@ -39,7 +40,9 @@ func (m *Main) experimentCreateCommand() *cobra.Command {
 		Short: "Define a study: its name, its arms (memory modes) and its questionnaire",
 		Long: `Create stores a study. --arms lists the arms, each a memory mode (semantic or
 episodic) or name=mode for several arms of one mode; participants are assigned to arms
-by balanced randomisation and never told theirs. --instrument is the questionnaire: the
+by balanced randomisation and never told theirs. The settings only a simulation can
+apply (mode none, +frozen, +decay=...) are refused with the reason: a participant's
+user gets the arm's memory mode, and the server's preference decay is one for all. --instrument is the questionnaire: the
 id of a shipped one (` + strings.Join(experiment.Instruments(), ", ") + `, the default) or the path of a JSON
 file in the same format (experiment/instruments/README.md).`,
 		Example: "  memento experiment create --name trust --arms semantic,episodic --json",
@@ -62,7 +65,7 @@ file in the same format (experiment/instruments/README.md).`,
 			if err != nil {
 				return err
 			}
-			created, err := app.DB.Experiments().CreateStudy(ctx, s)
+			created, err := app.Store.Experiments().CreateStudy(ctx, s)
 			if err != nil {
 				return err
 			}
@@ -79,7 +82,7 @@ file in the same format (experiment/instruments/README.md).`,
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the study's name (letters, digits, '.', '_', '-')")
-	cmd.Flags().StringVar(&arms, "arms", "semantic,episodic", "comma-separated arms: a memory mode, or name=mode")
+	cmd.Flags().StringVar(&arms, "arms", "semantic,episodic", "comma-separated arms: a memory mode (semantic or episodic), or name=mode")
 	cmd.Flags().StringVar(&instrument, "instrument", experiment.DefaultInstrument, "questionnaire: a shipped instrument's id or a JSON file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the study as JSON")
 	_ = cmd.MarkFlagRequired("name")
@@ -98,7 +101,7 @@ func (m *Main) experimentListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			x := app.DB.Experiments()
+			x := app.Store.Experiments()
 			studies, err := x.Studies(ctx)
 			if err != nil {
 				return err
@@ -162,7 +165,7 @@ instrument.`,
 			if err != nil {
 				return err
 			}
-			x := app.DB.Experiments()
+			x := app.Store.Experiments()
 			s, err := x.Study(ctx, name)
 			if err != nil {
 				return err
@@ -214,7 +217,7 @@ arm a study needs to detect the observed effect with 80 % power at α = 0.05.
 			if err != nil {
 				return err
 			}
-			x := app.DB.Experiments()
+			x := app.Store.Experiments()
 			s, err := x.Study(ctx, name)
 			if err != nil {
 				return err
@@ -245,11 +248,11 @@ arm a study needs to detect the observed effect with 80 % power at α = 0.05.
 
 // study is the web study serve --experiment runs, or nil without the
 // flag. The study must exist: a typo must not start an empty one.
-func (m *Main) study(ctx context.Context, app *App) (*mhttp.Study, error) {
+func (m *Main) study(ctx context.Context, app *engine.Engine) (*mhttp.Study, error) {
 	if m.experiment == "" {
 		return nil, nil
 	}
-	x := app.DB.Experiments()
+	x := app.Store.Experiments()
 	s, err := x.Study(ctx, m.experiment)
 	if err != nil {
 		if memento.ErrorCode(err) == memento.ENOTFOUND {

@@ -27,7 +27,7 @@ func (m *Main) jobsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			jobs, err := app.DB.Jobs(cmd.Context(), f)
+			jobs, err := app.Store.Jobs(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ func (m *Main) jobsStatsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := app.DB.JobStats(cmd.Context())
+			st, err := app.Store.JobStats(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -115,7 +115,7 @@ func (m *Main) jobsRetryCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			jobs, err := app.DB.RetryJobs(cmd.Context(), r)
+			jobs, err := app.Store.RetryJobs(cmd.Context(), r)
 			if err != nil {
 				return err
 			}

@@ -18,8 +18,11 @@ func TestJobsStats(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	db := sqlitetest.OpenPath(t, path, sqlitetest.Options())
 	s := memento.Scope{User: "ann"}
-	jobs := func(memento.Message) []memento.JobRequest {
-		return []memento.JobRequest{{Kind: "concepts", Payload: map[string]string{"user": "ann"}}, {Kind: "remember", Payload: map[string]string{"user": "ann"}}}
+	jobs := func(m memento.Message) []memento.JobRequest {
+		// Each message's own payload: equal requests of one transaction
+		// are enqueued once.
+		p := map[string]string{"user": "ann", "message": m.ID}
+		return []memento.JobRequest{{Kind: "concepts", Payload: p}, {Kind: "remember", Payload: p}}
 	}
 	if _, err := db.AppendMessages(ctx, s, "t1", []memento.Message{{Role: memento.RoleUser, Text: "hi"}, {Role: memento.RoleUser, Text: "there"}}, jobs); err != nil {
 		t.Fatal(err)

@@ -13,9 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 	mhttp "github.com/memento-ai/memento/http"
-	"github.com/memento-ai/memento/llm/budget"
-	"github.com/memento-ai/memento/llm/offline"
 )
 
 // keysCommand manages API keys: create (the key is printed once), list
@@ -46,7 +45,7 @@ func (m *Main) keysCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := app.DB.CreateKey(ctx, k, hash); err != nil {
+			if err := app.Store.CreateKey(ctx, k, hash); err != nil {
 				return err
 			}
 			out := mhttp.CreatedKey{ID: k.ID, Key: key, Tenant: k.Tenant, User: k.User, Role: k.Role}
@@ -81,7 +80,7 @@ func (m *Main) keysCommand() *cobra.Command {
 			if f := cmd.Flags().Lookup("tenant"); (f != nil && f.Changed) || m.Getenv("MEMENTO_TENANT") != "" {
 				tenant = m.Config.Tenant
 			}
-			ks, err := app.DB.Keys(ctx, tenant)
+			ks, err := app.Store.Keys(ctx, tenant)
 			if err != nil {
 				return err
 			}
@@ -119,7 +118,7 @@ func (m *Main) keysCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := app.DB.RevokeKey(ctx, "", args[0]); err != nil {
+			if err := app.Store.RevokeKey(ctx, "", args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(m.Stderr, "revoked %s\n", args[0])
@@ -199,11 +198,11 @@ func (l *limitsConfig) validate() (map[string]int64, error) {
 
 // checkServeKeys refuses, before anything starts, to serve a non-loopback
 // address while no API key exists.
-func (m *Main) checkServeKeys(ctx context.Context, app *App) error {
+func (m *Main) checkServeKeys(ctx context.Context, app *engine.Engine) error {
 	if mhttp.IsLoopback(m.Config.Addr) {
 		return nil
 	}
-	has, err := app.DB.HasKeys(ctx)
+	has, err := app.Store.HasKeys(ctx)
 	if err != nil {
 		return err
 	}
@@ -211,35 +210,5 @@ func (m *Main) checkServeKeys(ctx context.Context, app *App) error {
 		return memento.Errorf(memento.EINVALID, "refusing to serve %s, which other machines can reach, without an API key: anyone could read every user's memory. "+
 			"Create one first with `memento keys create --tenant T --role admin` (same --db), or serve 127.0.0.1", m.Config.Addr)
 	}
-	return nil
-}
-
-// applyBudget puts the per-tenant budget around an OpenAI-compatible
-// model: its calls and tokens are counted per tenant, and a tenant past
-// its daily budget gets the offline model. The offline model costs
-// nothing and is left as it is.
-func (m *Main) applyBudget(ctx context.Context, app *App, tenants map[string]int64) error {
-	if m.Config.LLM.Provider != "openai" {
-		return nil
-	}
-	model, err := app.Model(ctx)
-	if err != nil {
-		return err
-	}
-	if _, ok := model.(*budget.Model); ok {
-		return nil
-	}
-	standIn := offline.New(offline.Options{})
-	if cat, err := app.Catalog(ctx); err == nil {
-		standIn = offline.New(offline.Options{People: cat, Genres: cat.Genres(), Titles: cat.ResolveTitle})
-	}
-	b, err := budget.New(model, standIn, budget.Options{
-		DailyTokens: m.limits.DailyTokens, Tenants: tenants, DefaultTenant: m.Config.Tenant,
-		Logger: app.Logger, Registerer: app.Registry,
-	})
-	if err != nil {
-		return err
-	}
-	app.model = b
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 	"github.com/memento-ai/memento/llm/llmcheck"
 )
 
@@ -58,7 +59,7 @@ func (m *Main) llmCommand() *cobra.Command {
 			}
 			out.Embedder = emb.ID()
 			checked := model
-			if om := openaiModel(model); om != nil {
+			if om := engine.OpenAIModel(model); om != nil {
 				checked = om
 				r, err := om.Check(ctx)
 				if err != nil {

@@ -125,8 +125,7 @@ func TestLLMConcurrencySettings(t *testing.T) {
 	if err := m.ParseFlags(context.Background(), []string{"llm", "check", "--llm-job-concurrency", "1"}); err != nil {
 		t.Fatal(err)
 	}
-	app := &App{Config: m.Config}
-	if c := app.openaiConfig(); c.Concurrency != 6 || c.JobConcurrency != 1 {
+	if c := m.Config.OpenAI(); c.Concurrency != 6 || c.JobConcurrency != 1 {
 		t.Errorf("openai config concurrency = %d, job %d; want 6 from the environment and 1 from the flag", c.Concurrency, c.JobConcurrency)
 	}
 	for _, tt := range []struct{ args []string }{

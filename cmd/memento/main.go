@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -73,7 +74,7 @@ type Main struct {
 	Getenv func(string) string
 	Logger *slog.Logger
 
-	app       *App
+	app       *engine.Engine
 	root      *cobra.Command
 	args      []string
 	serving   bool
@@ -199,11 +200,11 @@ func (m *Main) dbGiven(cmd *cobra.Command) bool {
 }
 
 // App returns the open components, opening them on first use.
-func (m *Main) App(ctx context.Context) (*App, error) {
+func (m *Main) App(ctx context.Context) (*engine.Engine, error) {
 	if m.app != nil {
 		return m.app, nil
 	}
-	app, err := OpenApp(ctx, m.Config, m.Logger)
+	app, err := engine.Open(ctx, m.Config.Config, m.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +265,7 @@ func (m *Main) commands() *cobra.Command {
 		m.experimentCommand(),
 		m.mcpCommand(),
 		m.keysCommand(),
+		m.migrateCommand(),
 	)
 	return root
 }

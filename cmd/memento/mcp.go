@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 	"github.com/memento-ai/memento/mcp"
 )
 
@@ -46,12 +47,12 @@ func (m *Main) serveMCP(ctx context.Context, key string, tenantGiven bool) error
 	if err != nil {
 		return err
 	}
-	srv, err := app.MCPServer(ctx)
+	srv, err := m.mcpServer(ctx, app)
 	if err != nil {
 		return err
 	}
 	if key != "" {
-		p, err := app.keyPrincipal(ctx, key)
+		p, err := keyPrincipal(ctx, app, key)
 		if err != nil {
 			return err
 		}
@@ -71,13 +72,13 @@ func (m *Main) serveMCP(ctx context.Context, key string, tenantGiven bool) error
 // keyPrincipal looks an API key up in the store and returns whom it acts
 // for. Errors: EUNAUTHORIZED for a key that is malformed, unknown or
 // revoked.
-func (a *App) keyPrincipal(ctx context.Context, key string) (memento.Principal, error) {
+func keyPrincipal(ctx context.Context, a *engine.Engine, key string) (memento.Principal, error) {
 	if !memento.LooksLikeAPIKey(key) {
 		return memento.Principal{}, memento.Errorf(memento.EUNAUTHORIZED, "--key is not a Memento API key (keys begin with %q; create one with memento keys create)", memento.KeyPrefix)
 	}
-	k, err := a.DB.KeyByHash(ctx, memento.HashAPIKey(key))
+	k, err := a.Store.KeyByHash(ctx, memento.HashAPIKey(key))
 	if memento.ErrorCode(err) == memento.ENOTFOUND {
-		return memento.Principal{}, memento.Errorf(memento.EUNAUTHORIZED, "the API key is not known to the store %s", a.Config.DB)
+		return memento.Principal{}, memento.Errorf(memento.EUNAUTHORIZED, "the API key is not known to the store %s", engine.RedactURL(a.Config.DB))
 	}
 	if err != nil {
 		return memento.Principal{}, err
@@ -88,10 +89,10 @@ func (a *App) keyPrincipal(ctx context.Context, key string) (memento.Principal, 
 	return k.Principal(), nil
 }
 
-// MCPServer returns the MCP server over the app's store, recall, agent and
+// mcpServer returns the MCP server over the engine's store, recall, agent and
 // catalog: the tools of `memento mcp` and of /mcp on `memento serve`.
 // Calls without a key act for the configured tenant.
-func (a *App) MCPServer(ctx context.Context) (*mcp.Server, error) {
+func (m *Main) mcpServer(ctx context.Context, a *engine.Engine) (*mcp.Server, error) {
 	cat, err := a.Catalog(ctx)
 	if err != nil {
 		return nil, err
@@ -105,15 +106,15 @@ func (a *App) MCPServer(ctx context.Context) (*mcp.Server, error) {
 		return nil, err
 	}
 	return &mcp.Server{
-		Store:     a.DB,
+		Store:     a.Store,
 		Recall:    asm,
 		Agent:     ag,
 		Catalog:   cat,
-		JobsFor:   a.messageJobs,
-		EventJobs: a.eventJobs,
+		JobsFor:   a.MessageJobs,
+		EventJobs: a.EventJobs,
 		Reindex:   a.Reindex,
-		Lag:       a.DB,
-		MaxLag:    a.Config.HTTP.MaxQueueLag,
+		Lag:       a.Store,
+		MaxLag:    m.Config.HTTP.MaxQueueLag,
 		Tenant:    a.Config.Tenant,
 		Version:   Version,
 		Logger:    a.Logger,

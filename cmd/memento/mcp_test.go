@@ -17,6 +17,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/client"
+	"github.com/memento-ai/memento/engine"
 	"github.com/memento-ai/memento/mcp"
 )
 
@@ -134,16 +135,16 @@ func checkForgotten(t *testing.T, db, user string) {
 	ctx := context.Background()
 	cfg := DefaultConfig()
 	cfg.DB = db
-	app, err := OpenApp(ctx, cfg, nil)
+	app, err := engine.Open(ctx, cfg.Config, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer app.Close(ctx)
 	sc := memento.Scope{Tenant: memento.DefaultTenant, User: user}
-	if _, err := app.DB.ExportUser(ctx, sc); memento.ErrorCode(err) != memento.ENOTFOUND {
+	if _, err := app.Store.ExportUser(ctx, sc); memento.ErrorCode(err) != memento.ENOTFOUND {
 		t.Errorf("export of %s after delete_all_memories = %v, want ENOTFOUND", user, err)
 	}
-	if mems, err := app.DB.Memories(ctx, sc, memento.MemoryFilter{All: true}); err != nil || len(mems) != 0 {
+	if mems, err := app.Store.Memories(ctx, sc, memento.MemoryFilter{All: true}); err != nil || len(mems) != 0 {
 		t.Errorf("memories of %s after delete_all_memories = %v, %v", user, mems, err)
 	}
 }
@@ -157,7 +158,7 @@ func TestMCPStdioKey(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "memento.db")
 	cfg := DefaultConfig()
 	cfg.DB = db
-	app, err := OpenApp(ctx, cfg, nil)
+	app, err := engine.Open(ctx, cfg.Config, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestMCPStdioKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.DB.CreateKey(ctx, k, hash); err != nil {
+	if err := app.Store.CreateKey(ctx, k, hash); err != nil {
 		t.Fatal(err)
 	}
 	app.Close(ctx)
@@ -220,12 +221,12 @@ func TestMCPStdioKey(t *testing.T) {
 		t.Errorf("close: %v", err)
 	}
 
-	app, err = OpenApp(context.Background(), cfg, nil)
+	app, err = engine.Open(context.Background(), cfg.Config, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer app.Close(context.Background())
-	if msgs, err := app.DB.Messages(context.Background(), memento.Scope{Tenant: "acme", User: "ana"}, mcp.DefaultThread, 0, 0); err != nil || len(msgs) != 1 {
+	if msgs, err := app.Store.Messages(context.Background(), memento.Scope{Tenant: "acme", User: "ana"}, mcp.DefaultThread, 0, 0); err != nil || len(msgs) != 1 {
 		t.Errorf("acme/ana's messages = %v, %v; want the one added with the key", msgs, err)
 	}
 }
@@ -248,7 +249,7 @@ func TestMCPHTTPKeys(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "memento.db")
 	cfg := DefaultConfig()
 	cfg.DB = db
-	app, err := OpenApp(ctx, cfg, nil)
+	app, err := engine.Open(ctx, cfg.Config, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestMCPHTTPKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.DB.CreateKey(ctx, k, hash); err != nil {
+	if err := app.Store.CreateKey(ctx, k, hash); err != nil {
 		t.Fatal(err)
 	}
 	app.Close(ctx)

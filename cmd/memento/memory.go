@@ -16,159 +16,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
-	"github.com/memento-ai/memento/agent"
+	"github.com/memento-ai/memento/engine"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/hygiene"
-	"github.com/memento-ai/memento/pipeline"
 	"github.com/memento-ai/memento/recall"
 )
 
-// Schema returns the attribute schema: --schema (MEMENTO_SCHEMA), a
-// built-in name or a JSON file, by default the movie and generic schemas.
-func (a *App) Schema() (memento.Schema, error) {
-	return pipeline.LoadSchema(a.Config.Schema)
-}
-
-// Pipeline returns the attribute-memory pipeline over the app's store,
-// model, embedder and schema. It holds no state between runs, so every
-// call may make a new one.
-func (a *App) Pipeline(ctx context.Context) (*pipeline.Pipeline, error) {
-	model, err := a.Model(ctx)
-	if err != nil {
-		return nil, err
-	}
-	emb, err := a.Embedder(ctx)
-	if err != nil {
-		return nil, err
-	}
-	schema, err := a.Schema()
-	if err != nil {
-		return nil, err
-	}
-	return pipeline.New(model, a.DB, pipeline.Options{Schema: schema, Embedder: emb, Logger: a.Logger})
-}
-
-// handleRememberJobs registers the worker of the remember jobs. One worker
-// serves the process, so its per-user ordering holds across jobs.
-func (a *App) handleRememberJobs(ctx context.Context) error {
-	p, err := a.Pipeline(ctx)
-	if err != nil {
-		return err
-	}
-	w := &pipeline.Worker{Pipeline: p, Ordered: a.DB, Logger: a.Logger}
-	a.DB.Handle(memento.JobRemember, w.Handle, memento.JobOptions{Timeout: pipeline.JobTimeout})
-	return nil
-}
-
-// rememberJobs is the remember job of a newly stored message: the
-// pipeline extracts from the user's messages and indexes every message
-// for recall.
-func rememberJobs(s memento.Scope, thread string, m memento.Message) []memento.JobRequest {
-	return []memento.JobRequest{{Kind: memento.JobRemember, Payload: memento.MessageJob{
-		Tenant: s.Tenant, User: s.User, Thread: thread, Message: m.ID, Seq: m.Seq,
-	}}}
-}
-
-// Assembler returns the context assembler over the app's store and
-// embedder, with the preference memory's recaller. There is one per app,
-// so the API and the agent share its warm recall index.
-func (a *App) Assembler(ctx context.Context) (*recall.Assembler, error) {
-	a.assemblerMu.Lock()
-	defer a.assemblerMu.Unlock()
-	if a.assembler != nil {
-		return a.assembler, nil
-	}
-	emb, err := a.Embedder(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := a.PrefsRecaller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	asm := recall.WithIndex(a.DB, recall.NewIndex(a.DB, int64(a.Config.RecallIndexMB)<<20), emb, pr)
-	a.registerIndexMetrics(asm.Index)
-	a.assembler = asm
-	return asm, nil
-}
-
-// memoryReader gives the agent the assembled long-term memory of a user.
-type memoryReader struct {
-	asm *recall.Assembler
-	k   int
-}
-
-// agentRecallK is how many memories a turn of the agent draws on.
-const agentRecallK = 5
-
-// Recall returns the memories relevant to the message.
-func (r memoryReader) Recall(ctx context.Context, s memento.Scope, thread, message string) ([]agent.MemoryItem, error) {
-	items, err := r.asm.Recall(ctx, memento.RecallQuery{Scope: s, Thread: thread, Query: message, K: r.k})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]agent.MemoryItem, len(items))
-	for i, it := range items {
-		out[i] = agent.MemoryItem{Kind: it.Kind, ID: it.ID, Text: it.Text}
-	}
-	return out, nil
-}
-
-// agentMemory returns the agent's memory reader, or nil (and a warning)
-// when the assembler cannot be built: the agent then answers without
-// long-term memory.
-func (a *App) agentMemory(ctx context.Context) agent.MemoryReader {
-	asm, err := a.Assembler(ctx)
-	if err != nil {
-		a.Logger.Warn("long-term memory is off for the agent", "err", err)
-		return nil
-	}
-	return memoryReader{asm: asm, k: agentRecallK}
-}
-
-// Reindex embeds the user's memories and messages that have no vector by
-// the current embedder: after an import, an edit or a change of embedder.
-func (a *App) Reindex(ctx context.Context, s memento.Scope) error {
-	emb, err := a.Embedder(ctx)
-	if err != nil {
-		return err
-	}
-	const batch = 256
-	for range 10000 {
-		mems, msgs, err := a.DB.MissingVectors(ctx, s, emb.ID(), batch)
-		if err != nil {
-			return err
-		}
-		if len(mems)+len(msgs) == 0 {
-			return nil
-		}
-		texts := make([]string, 0, len(mems)+len(msgs))
-		for _, t := range mems {
-			texts = append(texts, t.Text)
-		}
-		for _, t := range msgs {
-			texts = append(texts, t.Text)
-		}
-		vecs, err := emb.Embed(ctx, texts)
-		if err != nil {
-			return err
-		}
-		mv, gv := map[string][]float32{}, map[string][]float32{}
-		for i, t := range mems {
-			mv[t.ID] = vecs[i]
-		}
-		for i, t := range msgs {
-			gv[t.ID] = vecs[len(mems)+i]
-		}
-		if err := a.DB.PutVectors(ctx, s, emb.ID(), mv, gv); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // memoryRoutes are the dependencies of the attribute-memory HTTP routes.
-func (a *App) memoryRoutes(ctx context.Context) mhttp.MemoryRoutes {
+func memoryRoutes(ctx context.Context, a *engine.Engine) mhttp.MemoryRoutes {
 	asm, err := a.Assembler(ctx)
 	if err != nil {
 		a.Logger.Warn("context assembly is off", "err", err)
@@ -177,7 +32,7 @@ func (a *App) memoryRoutes(ctx context.Context) mhttp.MemoryRoutes {
 	if err != nil {
 		a.Logger.Warn("emotion tagging of appended messages is off", "err", err)
 	}
-	return mhttp.MemoryRoutes{Store: a.DB, Assembler: asm, JobsFor: a.messageJobs, Reindex: a.Reindex, Sections: a.userSections(), Emotion: emotion}
+	return mhttp.MemoryRoutes{Store: a.Store, Assembler: asm, JobsFor: a.MessageJobs, Reindex: a.Reindex, Sections: a.UserSections(), Emotion: emotion}
 }
 
 // ingestLine is one line of `memento ingest` in the JSON-lines format.
@@ -252,7 +107,7 @@ ended, then counts the messages the pipeline processed and those whose job faile
 			}
 			if mode != "" {
 				for _, u := range batchUsers(batches) {
-					if err := app.DB.SetMemoryMode(ctx, app.Scope(u), "*", mode); err != nil {
+					if err := app.Store.SetMemoryMode(ctx, app.Scope(u), "*", mode); err != nil {
 						return err
 					}
 				}
@@ -267,8 +122,8 @@ ended, then counts the messages the pipeline processed and those whose job faile
 			inserted, dups := 0, 0
 			for _, b := range batches {
 				s := app.Scope(b.user)
-				r, err := app.DB.AppendMessages(ctx, s, b.thread, b.msgs, func(msg memento.Message) []memento.JobRequest {
-					return app.messageJobs(s, b.thread, msg)
+				r, err := app.Store.AppendMessages(ctx, s, b.thread, b.msgs, func(msg memento.Message) []memento.JobRequest {
+					return app.MessageJobs(s, b.thread, msg)
 				})
 				if err != nil {
 					return fmt.Errorf("ingest %s/%s: %w", b.user, b.thread, err)
@@ -424,9 +279,9 @@ func batchUsers(batches []ingestBatch) []string {
 
 // countIngested counts the ingested messages with a recorded pipeline run
 // and those whose remember job failed.
-func countIngested(ctx context.Context, app *App, batches []ingestBatch, res *IngestResult) error {
+func countIngested(ctx context.Context, app *engine.Engine, batches []ingestBatch, res *IngestResult) error {
 	failed := map[[2]string]bool{}
-	jobs, err := app.DB.Jobs(ctx, memento.JobFilter{Kind: memento.JobRemember, State: memento.JobFailed})
+	jobs, err := app.Store.Jobs(ctx, memento.JobFilter{Kind: memento.JobRemember, State: memento.JobFailed})
 	if err != nil {
 		return err
 	}
@@ -442,7 +297,7 @@ func countIngested(ctx context.Context, app *App, batches []ingestBatch, res *In
 			if msg.ID == "" {
 				continue // a generated id is not known here
 			}
-			done, err := app.DB.MemoryProcessed(ctx, s, msg.ID)
+			done, err := app.Store.MemoryProcessed(ctx, s, msg.ID)
 			if err != nil {
 				return err
 			}
@@ -478,7 +333,7 @@ func toLines(mems []memento.Memory) []memoryLine {
 
 // forUser is the preamble of a subcommand that acts on one user: it opens
 // the app and hands run the scope of *user, the value of its --user flag.
-func (m *Main) forUser(user *string, run func(cmd *cobra.Command, app *App, s memento.Scope, args []string) error) func(*cobra.Command, []string) error {
+func (m *Main) forUser(user *string, run func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		app, err := m.App(cmd.Context())
 		if err != nil {
@@ -516,8 +371,8 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "list",
 		Short: "List a user's current memories (--all: with superseded values)",
 		Args:  cobra.NoArgs,
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
-			mems, err := app.DB.Memories(cmd.Context(), s, f)
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, _ []string) error {
+			mems, err := app.Store.Memories(cmd.Context(), s, f)
 			if err != nil {
 				return err
 			}
@@ -532,8 +387,8 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "history ID",
 		Short: "List every version of a memory's attribute value, newest first",
 		Args:  cobra.ExactArgs(1),
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, args []string) error {
-			mems, err := app.DB.MemoryHistory(cmd.Context(), s, args[0])
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, args []string) error {
+			mems, err := app.Store.MemoryHistory(cmd.Context(), s, args[0])
 			if err != nil {
 				return err
 			}
@@ -547,13 +402,13 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Short: "Override the mode of an attribute (or of all: --attribute '*') for a user",
 		Long:  "Override whether an attribute is remembered as one consolidated value (semantic) or statement by statement (episodic) for one user, for experiments. --mode '' removes the override. Without --mode, list the overrides.",
 		Args:  cobra.NoArgs,
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, _ []string) error {
 			if cmd.Flags().Changed("mode") {
-				if err := app.DB.SetMemoryMode(cmd.Context(), s, attr, mode); err != nil {
+				if err := app.Store.SetMemoryMode(cmd.Context(), s, attr, mode); err != nil {
 					return err
 				}
 			}
-			modes, err := app.DB.MemoryModes(cmd.Context(), s)
+			modes, err := app.Store.MemoryModes(cmd.Context(), s)
 			if err != nil {
 				return err
 			}
@@ -580,16 +435,16 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "runs",
 		Short: "Show the pipeline's runs over a user's messages, with their traces",
 		Args:  cobra.NoArgs,
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, _ []string) error {
 			var list []memento.MemoryRun
 			if message != "" {
-				r, err := app.DB.MemoryRun(cmd.Context(), s, message)
+				r, err := app.Store.MemoryRun(cmd.Context(), s, message)
 				if err != nil {
 					return err
 				}
 				list = []memento.MemoryRun{*r}
 			} else {
-				runs, err := app.DB.MemoryRuns(cmd.Context(), s, limit)
+				runs, err := app.Store.MemoryRuns(cmd.Context(), s, limit)
 				if err != nil {
 					return err
 				}
@@ -614,8 +469,8 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "delete ID",
 		Short: "Forget a memory (and, for a semantic value, the versions it superseded)",
 		Args:  cobra.ExactArgs(1),
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, args []string) error {
-			return app.DB.DeleteMemory(cmd.Context(), s, args[0])
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, args []string) error {
+			return app.Store.DeleteMemory(cmd.Context(), s, args[0])
 		}),
 	}
 
@@ -623,10 +478,10 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "export",
 		Short: "Print everything Memento keeps about a user as one JSON document",
 		Args:  cobra.NoArgs,
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, _ []string) error {
 			// The document of GET .../export: with the profile and the
 			// preferences.
-			doc, err := memento.ExportUserDocument(cmd.Context(), app.DB, app.userSections(), s)
+			doc, err := memento.ExportUserDocument(cmd.Context(), app.Store, app.UserSections(), s)
 			if err != nil {
 				return err
 			}
@@ -656,7 +511,7 @@ func (m *Main) memoriesCommand() *cobra.Command {
 			}
 			s := app.Scope(user)
 			// The same gate as POST .../import: refused whole, nothing written.
-			sections := app.userSections()
+			sections := app.UserSections()
 			findings, err := hygiene.ScreenExport(&doc, hygiene.Screeners(sections))
 			if err != nil {
 				return err
@@ -664,7 +519,7 @@ func (m *Main) memoriesCommand() *cobra.Command {
 			if err := hygiene.Refuse("import "+args[0], findings); err != nil {
 				return err
 			}
-			res, err := memento.ImportUserDocument(cmd.Context(), app.DB, sections, s, &doc)
+			res, err := memento.ImportUserDocument(cmd.Context(), app.Store, sections, s, &doc)
 			if err != nil {
 				return err
 			}
@@ -679,7 +534,7 @@ func (m *Main) memoriesCommand() *cobra.Command {
 		Use:   "reindex",
 		Short: "Embed the user's memories and messages that have no vector by the current embedder",
 		Args:  cobra.NoArgs,
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, _ []string) error {
 			return app.Reindex(cmd.Context(), s)
 		}),
 	}
@@ -717,7 +572,7 @@ prints the whole context block a prompt would hold (with --thread, the thread's
 active context and latest summary).`,
 		Example: `  memento recall --user ann --query "what does she watch on weekends" --k 5 --json`,
 		Args:    cobra.NoArgs,
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, _ []string) error {
 			ctx := cmd.Context()
 			asm, err := app.Assembler(ctx)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/postgres/pgtest"
 	"github.com/memento-ai/memento/recall"
 )
 
@@ -36,7 +37,16 @@ const chatLines = `{"id":"a1","user":"ann","thread":"t1","role":"user","text":"I
 `
 
 func TestIngestMemoriesAndRecall(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "m.db")
+	testIngestMemoriesAndRecall(t, filepath.Join(t.TempDir(), "m.db"))
+}
+
+// TestIngestMemoriesAndRecallOnPostgres runs the same commands with --db
+// naming PostgreSQL: every command that uses the store works on both.
+func TestIngestMemoriesAndRecallOnPostgres(t *testing.T) {
+	testIngestMemoriesAndRecall(t, pgtest.SchemaURL(t))
+}
+
+func testIngestMemoriesAndRecall(t *testing.T, db string) {
 	cat := profileCatalog(t)
 	file := writeFile(t, "chats.jsonl", chatLines)
 	common := []string{"--db", db, "--catalog", cat}

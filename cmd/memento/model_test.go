@@ -76,7 +76,7 @@ func TestJobsRunInBackground(t *testing.T) {
 	})
 	const kind = "test_background"
 	background := make(chan bool, 1)
-	app.DB.Handle(kind, func(ctx context.Context, _ string, _ json.RawMessage) error {
+	app.Store.Handle(kind, func(ctx context.Context, _ string, _ json.RawMessage) error {
 		background <- memento.IsBackground(ctx)
 		return nil
 	}, memento.JobOptions{})
@@ -84,7 +84,7 @@ func TestJobsRunInBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ana"}
-	_, err = app.DB.SaveTurn(ctx, memento.Turn{
+	_, err = app.Store.SaveTurn(ctx, memento.Turn{
 		Scope: s, Thread: "t1",
 		Messages: []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "hello", At: time.Now().UTC()}},
 		State:    memento.ThreadState{Context: memento.NewActiveContext()},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -10,97 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
-	"github.com/memento-ai/memento/prefs"
+	"github.com/memento-ai/memento/engine"
 )
-
-// Prefs returns the preference memory over the app's store, language
-// model, embedder and catalog. It holds no state of its own, so every call
-// may make a new one.
-func (a *App) Prefs(ctx context.Context) (*prefs.Service, error) {
-	model, err := a.Model(ctx)
-	if err != nil {
-		return nil, err
-	}
-	embedder, err := a.Embedder(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &prefs.Service{
-		Store: a.DB, Messages: a.DB, Model: model, Embedder: embedder,
-		Catalog: appCatalog{a}, Logger: a.Logger,
-	}, nil
-}
-
-// prefsReader is the preference memory for listing only: it needs neither
-// the model nor the catalog, so `prefs list` starts at once.
-func (a *App) prefsReader() *prefs.Service {
-	return &prefs.Service{Store: a.DB, Logger: a.Logger}
-}
-
-// PrefsScorer returns the ranking signal of the preference memory, over
-// the catalog's titles as the embedder sees them. Its title vectors are
-// computed as titles are ranked and kept, so the app builds it once (for
-// the agent).
-func (a *App) PrefsScorer(ctx context.Context) (*prefs.Scorer, error) {
-	svc, err := a.Prefs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cat, err := a.Catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &prefs.Scorer{Prefs: svc, Titles: prefs.NewTitleSpace(svc.Embedder, cat.All())}, nil
-}
-
-// PrefsRecaller returns the memento.Recaller of the preference memory, for
-// the context assembler.
-func (a *App) PrefsRecaller(ctx context.Context) (*prefs.Recaller, error) {
-	svc, err := a.Prefs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &prefs.Recaller{Prefs: svc}, nil
-}
-
-// handlePrefsJobs registers the preference jobs: extraction from messages
-// and events, and the debounced clustering.
-func (a *App) handlePrefsJobs(ctx context.Context) error {
-	svc, err := a.Prefs(ctx)
-	if err != nil {
-		return err
-	}
-	svc.Register(a.DB, memento.JobOptions{})
-	return nil
-}
-
-// appCatalog opens the app's catalog on first use, so a worker that never
-// sees an event never loads it.
-type appCatalog struct{ a *App }
-
-func (c appCatalog) Search(ctx context.Context, q memento.TitleQuery) (*memento.TitlePage, error) {
-	cat, err := c.a.Catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return cat.Search(ctx, q)
-}
-
-func (c appCatalog) Title(ctx context.Context, id string) (*memento.Title, error) {
-	cat, err := c.a.Catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return cat.Title(ctx, id)
-}
-
-func (c appCatalog) Stats(ctx context.Context) (*memento.CatalogStats, error) {
-	cat, err := c.a.Catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return cat.Stats(ctx)
-}
 
 func (m *Main) prefsCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -118,8 +28,8 @@ func (m *Main) prefsCommand() *cobra.Command {
 			"listed and flagged, not hidden. --json prints\n" +
 			`[{"id","concept","weight","effectiveWeight","kind","faded","evidence","cluster","sources",...}].`,
 		Args: cobra.NoArgs,
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
-			ps, err := app.prefsReader().Preferences(cmd.Context(), s)
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, _ []string) error {
+			ps, err := app.PrefsReader().Preferences(cmd.Context(), s)
 			if err != nil {
 				return err
 			}
@@ -150,9 +60,9 @@ func (m *Main) prefsCommand() *cobra.Command {
 			"(strong, mild, mixed) and each member's stance. Clusters are kept up to date by a background job;\n" +
 			`--refresh recomputes them now. --json prints [{"id","description","confidence","members":[{"concept","stance"}],...}].`,
 		Args: cobra.NoArgs,
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, _ []string) error {
 			ctx := cmd.Context()
-			svc := app.prefsReader()
+			svc := app.PrefsReader()
 			if refresh {
 				var err error
 				if svc, err = app.Prefs(ctx); err != nil {

@@ -15,72 +15,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 	mhttp "github.com/memento-ai/memento/http"
-	"github.com/memento-ai/memento/prefs"
 	"github.com/memento-ai/memento/profile"
 )
 
-// eventJobs returns the jobsFor of one AddEvents call for a user: the
-// profile's recompute (once per call) and the preference memory's job of
-// each event that shows a taste.
-func (a *App) eventJobs(s memento.Scope) func(memento.Event) []memento.JobRequest {
-	learn := profile.EventJobs(s)
-	return func(e memento.Event) []memento.JobRequest {
-		return append(learn(e), prefs.EventJobs(s, e)...)
-	}
-}
-
-// profileMessageJobs are the profile's jobs of a newly stored message:
-// reading the actions a user reports in it ("I watched Heat and loved it").
-func (a *App) profileMessageJobs(s memento.Scope, thread string, m memento.Message) []memento.JobRequest {
-	return profile.MessageJobs(s, thread, m)
-}
-
-// profileWorker returns the worker of the profile's jobs over the app's
-// store and catalog.
-func (a *App) profileWorker(ctx context.Context) (*profile.Worker, error) {
-	cat, err := a.Catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	model, err := a.Model(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// The actions a message reports are read by the configured model
-	// (the offline rules unless a model server is set).
-	actions, _ := model.(memento.ActionReader)
-	return &profile.Worker{Events: a.DB, Profiles: a.DB, Models: a.DB, Messages: a.DB, Actions: actions,
-		Resolve: cat.ResolveTitle, Catalog: cat, Logger: a.Logger}, nil
-}
-
-// handleProfileJobs registers the profile's job kinds: learning a user's
-// profile, learning the co-occurrence model and reading events from
-// messages.
-func (a *App) handleProfileJobs(ctx context.Context) error {
-	w, err := a.profileWorker(ctx)
-	if err != nil {
-		return err
-	}
-	w.Register(a.DB)
-	return nil
-}
-
-// profileScorer returns the profile's ranking signal for the agent: the
-// user's profile and the tenant's co-occurrence model, decoded once per
-// version.
-func (a *App) profileScorer(ctx context.Context) (*profile.Scorer, error) {
-	cat, err := a.Catalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &profile.Scorer{Profiles: a.DB, Models: &profile.StoreModels{Store: a.DB}, Catalog: cat,
-		Weights: profile.DefaultWeights(), Logger: a.Logger}, nil
-}
-
 // profileRoutes are the HTTP routes of events and profiles.
-func (a *App) profileRoutes() mhttp.ProfileRoutes {
-	return mhttp.ProfileRoutes{Events: a.DB, Profiles: a.DB, EventJobs: a.eventJobs}
+func profileRoutes(a *engine.Engine) mhttp.ProfileRoutes {
+	return mhttp.ProfileRoutes{Events: a.Store, Profiles: a.Store, EventJobs: a.EventJobs}
 }
 
 func (m *Main) eventsCommand() *cobra.Command {
@@ -135,7 +77,7 @@ co-occurrence model are learned when the command returns. --json prints
 				s := app.Scope(user)
 				for start := 0; start < len(events); start += profile.MaxEvents {
 					batch := events[start:min(len(events), start+profile.MaxEvents)]
-					n, err := app.DB.AddEvents(ctx, s, batch, app.eventJobs(s))
+					n, err := app.Store.AddEvents(ctx, s, batch, app.EventJobs(s))
 					if err != nil {
 						return fmt.Errorf("events import: user %s: %w", user, err)
 					}
@@ -210,8 +152,8 @@ dislikedGenres, era, favouritePeople, watchlist, seen, likedTitles, ...) and the
 they set, each with its source and the events that support it. --json prints the
 profile as GET /v1/users/{user}/profile does.`,
 		Args: cobra.NoArgs,
-		RunE: m.forUser(&user, func(cmd *cobra.Command, app *App, s memento.Scope, _ []string) error {
-			p, err := app.DB.Profile(cmd.Context(), s)
+		RunE: m.forUser(&user, func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, _ []string) error {
+			p, err := app.Store.Profile(cmd.Context(), s)
 			if err != nil {
 				return err
 			}

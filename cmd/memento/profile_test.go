@@ -16,6 +16,7 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine"
 )
 
 // profileCatalog writes a small catalog for the profile tests and returns
@@ -237,10 +238,10 @@ func (s *served) postEvents(t *testing.T) {
 
 // ranking ranks the whole catalog for a user with the profile's scorer,
 // as the agent does, and returns the ids with the reasons of the first.
-func ranking(t *testing.T, app *App, user string) ([]string, []string) {
+func ranking(t *testing.T, app *engine.Engine, user string) ([]string, []string) {
 	t.Helper()
 	ctx := context.Background()
-	sc, err := app.profileScorer(ctx)
+	sc, err := app.ProfileScorer(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ ages and sources are kept.`,
 			}
 			users := []string{user}
 			if user == "" {
-				if users, err = app.DB.Users(ctx, m.Config.Tenant); err != nil {
+				if users, err = app.Store.Users(ctx, m.Config.Tenant); err != nil {
 					return err
 				}
 			}

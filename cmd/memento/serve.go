@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 	mhttp "github.com/memento-ai/memento/http"
 	"github.com/memento-ai/memento/mcp"
 	"github.com/memento-ai/memento/prefs"
@@ -48,6 +49,9 @@ func (m *Main) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// An OpenAI-compatible model's calls and tokens are counted per
+	// tenant, and a tenant past its daily budget gets the offline model.
+	m.Config.Budget = &engine.BudgetConfig{DailyTokens: m.limits.DailyTokens, Tenants: tenantTokens}
 	app, err := m.App(ctx)
 	if err != nil {
 		return err
@@ -57,9 +61,6 @@ func (m *Main) serve(ctx context.Context) error {
 	}
 	cat, err := app.Catalog(ctx)
 	if err != nil {
-		return err
-	}
-	if err := m.applyBudget(ctx, app, tenantTokens); err != nil {
 		return err
 	}
 	ag, err := app.Agent(ctx)
@@ -77,7 +78,7 @@ func (m *Main) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mcpSrv, err := app.MCPServer(ctx)
+	mcpSrv, err := m.mcpServer(ctx, app)
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (m *Main) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	speech, err := app.speech(ag)
+	speech, err := m.speech(app, ag)
 	if err != nil {
 		return err
 	}
@@ -98,18 +99,18 @@ func (m *Main) serve(ctx context.Context) error {
 		Version:  Version,
 		Logger:   app.Logger,
 		Catalog:  cat,
-		Health:   map[string]memento.Pinger{"store": app.DB},
+		Health:   map[string]memento.Pinger{"store": app.Store},
 		Registry: app.Registry,
-		Keys:     app.DB,
+		Keys:     app.Store,
 		KeyRate:  m.limits.KeyRate,
 		KeyBurst: m.limits.KeyBurst,
 		Routes: []func(huma.API, *mhttp.Server){
 			snapshots, // first: it wraps the routes after it
-			mhttp.RegisterChat(ag, app.DB, app.DB),
-			mhttp.RegisterProfile(app.profileRoutes()),
+			mhttp.RegisterChat(ag, app.Store, app.Store),
+			mhttp.RegisterProfile(profileRoutes(app)),
 			mhttp.RegisterPreferences(prefsSvc),
-			mhttp.RegisterUI(mhttp.UI{Threads: app.DB, Messages: app.DB, Events: app.DB, Jobs: app.DB, Study: study, Speech: speech.Transcriber != nil}),
-			mhttp.RegisterMemory(app.memoryRoutes(ctx)),
+			mhttp.RegisterUI(mhttp.UI{Threads: app.Store, Messages: app.Store, Events: app.Store, Jobs: app.Store, Study: study, Speech: speech.Transcriber != nil}),
+			mhttp.RegisterMemory(memoryRoutes(ctx, app)),
 			mhttp.RegisterSpeech(speech),
 		},
 		AllowedOrigins:    splitList(m.Config.HTTP.AllowedOrigins),
@@ -119,7 +120,7 @@ func (m *Main) serve(ctx context.Context) error {
 		WriteTimeout:      m.Config.HTTP.WriteTimeout,
 		IdleTimeout:       m.Config.HTTP.IdleTimeout,
 		MaxConns:          m.Config.HTTP.MaxConns,
-		Lag:               app.DB,
+		Lag:               app.Store,
 		MaxLag:            m.Config.HTTP.MaxQueueLag,
 		// MCP over streamable HTTP, behind the same guard and keys.
 		Mounts: map[string]http.Handler{"/mcp": mcpSrv.Handler()},
@@ -130,7 +131,7 @@ func (m *Main) serve(ctx context.Context) error {
 	if err := srv.Open(); err != nil {
 		return err
 	}
-	app.onClose(srv.Close)
+	app.OnClose(srv.Close)
 	// The preference scorer embeds the catalog once; do it now, in the
 	// background, rather than in the first user's turn.
 	for _, sc := range ag.Scorers {

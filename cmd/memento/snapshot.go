@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/engine"
 	mhttp "github.com/memento-ai/memento/http"
-	"github.com/memento-ai/memento/prefs"
 	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/s3"
 	"github.com/memento-ai/memento/snapshot"
@@ -70,34 +70,13 @@ func pingSnapshots(ctx context.Context, st snapshot.Store) error {
 	return nil
 }
 
-// userSections are the per-user sections a snapshot (and the user export)
-// holds beyond messages and memories: the profile and the preferences.
-// Components with more per-user data add theirs here.
-func (a *App) userSections() []memento.UserSection {
-	return []memento.UserSection{profile.Section{Store: a.DB}, prefs.Section{Store: a.DB}}
-}
-
-// snapshots copies the app's users to and from a snapshot store.
-func (a *App) snapshots(st snapshot.Store) *snapshot.Snapshots {
-	return &snapshot.Snapshots{
-		Store: st, Local: a.DB, Models: a.DB, Sections: a.userSections(), Logger: a.Logger,
-		CheckModel: func(name string, data []byte) error {
-			if name != profile.ModelName {
-				return nil
-			}
-			_, err := profile.DecodeModel(data)
-			return err
-		},
-	}
-}
-
 // startSnapshots sets up `serve --snapshot`: it checks the store, restores
 // the learned models the local store lacks, starts the write-behind and
 // returns the route that restores unknown users on first access and
 // reports writes. Without --snapshot the route does nothing.
 // MEMENTO_SNAPSHOT_DEBOUNCE (a duration, default 2s) sets how long a user
 // must be quiet before their snapshot is written.
-func (m *Main) startSnapshots(ctx context.Context, app *App) (func(huma.API, *mhttp.Server), *mhttp.SnapshotHooks, error) {
+func (m *Main) startSnapshots(ctx context.Context, app *engine.Engine) (func(huma.API, *mhttp.Server), *mhttp.SnapshotHooks, error) {
 	if m.Config.Snapshot == "" {
 		return func(huma.API, *mhttp.Server) {}, nil, nil
 	}
@@ -105,7 +84,7 @@ func (m *Main) startSnapshots(ctx context.Context, app *App) (func(huma.API, *mh
 	if err != nil {
 		return nil, nil, err
 	}
-	snap := app.snapshots(st)
+	snap := app.Snapshots(st)
 	if _, err := snap.PullModel(ctx, app.Config.Tenant, profile.ModelName, profile.RestoredMark, true); err != nil {
 		app.Logger.Warn("the co-occurrence model could not be restored from the snapshot store", "err", err)
 	}
@@ -119,11 +98,11 @@ func (m *Main) startSnapshots(ctx context.Context, app *App) (func(huma.API, *mh
 		opts.MinBackoff, opts.MaxBackoff = min(time.Second, d), min(5*time.Minute, 100*d)
 	}
 	metrics := snapshot.NewMetrics(app.Registry)
-	wb := &snapshot.WriteBehind{Snapshots: snap, Changes: app.DB, ModelNames: []string{profile.ModelName}, Metrics: metrics, Logger: app.Logger, Options: opts}
+	wb := &snapshot.WriteBehind{Snapshots: snap, Changes: app.Store, ModelNames: []string{profile.ModelName}, Metrics: metrics, Logger: app.Logger, Options: opts}
 	if err := wb.Start(ctx); err != nil {
 		return nil, nil, err
 	}
-	app.onClose(wb.Close)
+	app.OnClose(wb.Close)
 	restorer := &snapshot.Restorer{Snapshots: snap, Metrics: metrics, Logger: app.Logger, Restored: wb.MarkWritten}
 	app.Logger.Info("snapshots", "store", st.String())
 	hooks := mhttp.SnapshotHooks{Ensure: restorer.Ensure, Changed: wb.Notify, Deleted: restorer.Forget}
@@ -200,7 +179,7 @@ func (m *Main) printSnapshot(f *snapshotFlags, res snapshotResult, verb string) 
 // snapshotsAt opens the snapshot store url names, then the app, and
 // returns the copier between the two: push and pull check the remote store
 // before they touch the local one.
-func (m *Main) snapshotsAt(ctx context.Context, url string) (*App, *snapshot.Snapshots, error) {
+func (m *Main) snapshotsAt(ctx context.Context, url string) (*engine.Engine, *snapshot.Snapshots, error) {
 	st, err := m.openSnapshotStore(ctx, url)
 	if err != nil {
 		return nil, nil, err
@@ -209,7 +188,7 @@ func (m *Main) snapshotsAt(ctx context.Context, url string) (*App, *snapshot.Sna
 	if err != nil {
 		return nil, nil, err
 	}
-	return app, app.snapshots(st), nil
+	return app, app.Snapshots(st), nil
 }
 
 func (m *Main) snapshotPushCommand() *cobra.Command {
@@ -229,7 +208,7 @@ learned models and a progress bar) to the store --to names. --json prints
 			}
 			users := []string{f.user}
 			if f.all {
-				if users, err = app.DB.Users(ctx, app.Config.Tenant); err != nil {
+				if users, err = app.Store.Users(ctx, app.Config.Tenant); err != nil {
 					return err
 				}
 			}

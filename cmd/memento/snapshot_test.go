@@ -68,7 +68,7 @@ func restartTest(t *testing.T, url string, env map[string]string) {
 	if err != nil {
 		t.Fatalf("serve B: %v", err)
 	}
-	if ok, _ := b.m.app.DB.UserExists(ctx, b.m.app.Scope("ann")); ok {
+	if ok, _ := b.m.app.Store.UserExists(ctx, b.m.app.Scope("ann")); ok {
 		t.Fatal("B's new store knows ann before any request")
 	}
 	code, gotProfile := b.do(t, "GET", "/v1/users/ann/profile", "")

@@ -99,7 +99,9 @@ func buildTemplate() ([]byte, error) {
 
 // WaitForJobs waits until the store has no unfinished jobs, failing the
 // test after timeout.
-func WaitForJobs(tb testing.TB, db *sqlite.DB, timeout time.Duration) {
+func WaitForJobs(tb testing.TB, db interface {
+	Unfinished(context.Context) (int, error)
+}, timeout time.Duration) {
 	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

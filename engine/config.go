@@ -1,0 +1,266 @@
+package engine
+
+import (
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/llm/openai"
+	"github.com/memento-ai/memento/pipeline"
+	"github.com/memento-ai/memento/recall"
+	"github.com/memento-ai/memento/sqlite"
+)
+
+// Config is every setting of the engine. DefaultConfig gives the
+// zero-configuration values; a program sets what it needs and Open checks
+// the whole with Validate.
+type Config struct {
+	// DB names the store: a PostgreSQL URL (postgres://… or
+	// postgresql://…) or the path of an SQLite file, created if missing.
+	DB      string
+	Catalog string // a JSON-lines catalog used instead of the store's or the embedded one
+	Schema  string // attribute schema: default, movie, generic or a JSON file
+	Tenant  string // the tenant commands act for when none is given
+	// RecallIndexMB is the memory recall's warm per-user index may hold,
+	// in MiB (recall.Index).
+	RecallIndexMB int
+	// Workers is how many background jobs this process runs at once.
+	Workers int
+
+	LLM   LLMConfig
+	Embed EmbedConfig
+	// Emotion says who tags user messages with an emotion: offline (the
+	// rules, the default) or model (the language-model server, one more
+	// request per message on the turn's path).
+	Emotion string
+	// Budget, when set, puts per-tenant daily token budgets around an
+	// OpenAI-compatible model (llm/budget); past a budget the offline
+	// model answers and says so. Nil counts nothing.
+	Budget *BudgetConfig
+}
+
+// LLMConfig selects and configures the language-model provider.
+type LLMConfig struct {
+	Provider string // offline or openai; empty picks openai when BaseURL is set
+	BaseURL  string
+	APIKey   string
+	Model    string
+	// Concurrency bounds the model requests in flight for turns (chat,
+	// context reads) and JobConcurrency, separately, those of background
+	// jobs, so jobs never take the slots a person waits for.
+	Concurrency    int
+	JobConcurrency int
+}
+
+// EmbedConfig selects and configures the embedder.
+type EmbedConfig struct {
+	Provider string // offline or openai; empty follows the language model's choice
+	Model    string
+	Dim      int
+}
+
+// BudgetConfig is the language model's daily token budgets.
+type BudgetConfig struct {
+	// DailyTokens is every tenant's budget a day; 0 is no limit (the
+	// calls and tokens are still counted per tenant).
+	DailyTokens int64
+	// Tenants overrides DailyTokens for some tenants.
+	Tenants map[string]int64
+}
+
+// DefaultConfig returns the zero-configuration settings: an SQLite file in
+// the working directory, the offline model and embedder, the embedded
+// catalog.
+func DefaultConfig() Config {
+	return Config{
+		DB:            "./memento.db",
+		Tenant:        memento.DefaultTenant,
+		RecallIndexMB: recall.DefaultIndexBudget >> 20,
+		Workers:       sqlite.DefaultWorkers,
+		LLM:           LLMConfig{Model: "gpt-4o-mini", Concurrency: openai.DefaultConcurrency, JobConcurrency: openai.DefaultJobConcurrency},
+		Embed:         EmbedConfig{Model: "text-embedding-3-small", Dim: 256},
+		Emotion:       "offline",
+	}
+}
+
+// EnvSetting ties an environment variable to a configuration field; a
+// program reads them with ApplyEnv.
+type EnvSetting struct {
+	Name string
+	Str  *string
+	Num  *int
+	Dur  *time.Duration
+}
+
+// EnvSettings are the MEMENTO_* variables of the engine's settings.
+func (c *Config) EnvSettings() []EnvSetting {
+	return []EnvSetting{
+		{Name: "MEMENTO_DB", Str: &c.DB},
+		{Name: "MEMENTO_CATALOG", Str: &c.Catalog},
+		{Name: "MEMENTO_SCHEMA", Str: &c.Schema},
+		{Name: "MEMENTO_TENANT", Str: &c.Tenant},
+		{Name: "MEMENTO_LLM_PROVIDER", Str: &c.LLM.Provider},
+		{Name: "MEMENTO_LLM_BASE_URL", Str: &c.LLM.BaseURL},
+		{Name: "MEMENTO_LLM_API_KEY", Str: &c.LLM.APIKey},
+		{Name: "MEMENTO_LLM_MODEL", Str: &c.LLM.Model},
+		{Name: "MEMENTO_LLM_CONCURRENCY", Num: &c.LLM.Concurrency},
+		{Name: "MEMENTO_LLM_JOB_CONCURRENCY", Num: &c.LLM.JobConcurrency},
+		{Name: "MEMENTO_EMBED_PROVIDER", Str: &c.Embed.Provider},
+		{Name: "MEMENTO_EMBED_MODEL", Str: &c.Embed.Model},
+		{Name: "MEMENTO_EMBED_DIM", Num: &c.Embed.Dim},
+		{Name: "MEMENTO_RECALL_INDEX_MB", Num: &c.RecallIndexMB},
+		{Name: "MEMENTO_WORKERS", Num: &c.Workers},
+		{Name: "MEMENTO_EMOTION", Str: &c.Emotion},
+	}
+}
+
+// ApplyEnv reads settings from the environment through getenv
+// (os.Getenv in a program); unset or empty variables leave their field
+// as it is. Errors: EINVALID naming the variable whose value does not
+// parse.
+func ApplyEnv(settings []EnvSetting, getenv func(string) string) error {
+	for _, s := range settings {
+		v := getenv(s.Name)
+		if v == "" {
+			continue
+		}
+		switch {
+		case s.Str != nil:
+			*s.Str = v
+		case s.Dur != nil:
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return memento.Errorf(memento.EINVALID, "%s must be a duration such as 30s or 2m, got %q", s.Name, v)
+			}
+			*s.Dur = d
+		default:
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return memento.Errorf(memento.EINVALID, "%s must be a whole number, got %q", s.Name, v)
+			}
+			*s.Num = n
+		}
+	}
+	return nil
+}
+
+// Resolve fills the choices that depend on other settings: the providers
+// default to openai when a base URL is set.
+func (c *Config) Resolve() {
+	if c.LLM.Provider == "" {
+		c.LLM.Provider = "offline"
+		if c.LLM.BaseURL != "" {
+			c.LLM.Provider = "openai"
+		}
+	}
+	if c.Embed.Provider == "" {
+		c.Embed.Provider = "offline"
+		if c.LLM.BaseURL != "" && c.LLM.Provider == "openai" {
+			c.Embed.Provider = "openai"
+		}
+	}
+}
+
+// Validate resolves the dependent choices and checks every setting,
+// naming the first bad one by its flag and variable. Errors: EINVALID.
+func (c *Config) Validate() error {
+	c.Resolve()
+	if err := CheckStoreURL(c.DB); err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.Tenant) == "" {
+		return memento.Errorf(memento.EINVALID, "--tenant (MEMENTO_TENANT) must not be empty")
+	}
+	if c.Workers < 1 {
+		return memento.Errorf(memento.EINVALID, "--workers (MEMENTO_WORKERS) must be at least 1, got %d", c.Workers)
+	}
+	if c.RecallIndexMB < 1 {
+		return memento.Errorf(memento.EINVALID, "--recall-index-mb (MEMENTO_RECALL_INDEX_MB) must be at least 1, got %d", c.RecallIndexMB)
+	}
+	if _, err := pipeline.LoadSchema(c.Schema); err != nil {
+		return memento.Errorf(memento.EINVALID, "--schema (MEMENTO_SCHEMA): %s", memento.ErrorMessage(err))
+	}
+	if c.Catalog != "" {
+		if _, err := os.Stat(c.Catalog); err != nil {
+			return memento.Errorf(memento.EINVALID, "--catalog (MEMENTO_CATALOG) %q cannot be read: %v", c.Catalog, err)
+		}
+	}
+	if c.LLM.Concurrency < 1 {
+		return memento.Errorf(memento.EINVALID, "--llm-concurrency (MEMENTO_LLM_CONCURRENCY) must be at least 1, got %d", c.LLM.Concurrency)
+	}
+	if c.LLM.JobConcurrency < 1 {
+		return memento.Errorf(memento.EINVALID, "--llm-job-concurrency (MEMENTO_LLM_JOB_CONCURRENCY) must be at least 1, got %d", c.LLM.JobConcurrency)
+	}
+	switch c.LLM.Provider {
+	case "offline":
+	case "openai":
+		if err := CheckHTTPURL("--llm-base-url (MEMENTO_LLM_BASE_URL)", c.LLM.BaseURL); err != nil {
+			return err
+		}
+		if c.LLM.Model == "" {
+			return memento.Errorf(memento.EINVALID, "--llm-model (MEMENTO_LLM_MODEL) must name a model when the provider is openai")
+		}
+	default:
+		return memento.Errorf(memento.EINVALID, "--llm-provider (MEMENTO_LLM_PROVIDER) must be offline or openai, got %q", c.LLM.Provider)
+	}
+	switch c.Embed.Provider {
+	case "offline":
+		if c.Embed.Dim < 16 || c.Embed.Dim > 4096 {
+			return memento.Errorf(memento.EINVALID, "--embed-dim (MEMENTO_EMBED_DIM) must be between 16 and 4096, got %d", c.Embed.Dim)
+		}
+	case "openai":
+		if err := CheckHTTPURL("--llm-base-url (MEMENTO_LLM_BASE_URL)", c.LLM.BaseURL); err != nil {
+			return err
+		}
+		if c.Embed.Model == "" {
+			return memento.Errorf(memento.EINVALID, "--embed-model (MEMENTO_EMBED_MODEL) must name a model when the embedder is openai")
+		}
+	default:
+		return memento.Errorf(memento.EINVALID, "--embed-provider (MEMENTO_EMBED_PROVIDER) must be offline or openai, got %q", c.Embed.Provider)
+	}
+	switch c.Emotion {
+	case "offline":
+	case "model":
+		if c.LLM.Provider != "openai" {
+			return memento.Errorf(memento.EINVALID, "MEMENTO_EMOTION=model needs a model server (MEMENTO_LLM_BASE_URL); the provider is %s", c.LLM.Provider)
+		}
+	default:
+		return memento.Errorf(memento.EINVALID, "MEMENTO_EMOTION must be offline or model, got %q", c.Emotion)
+	}
+	if b := c.Budget; b != nil {
+		if b.DailyTokens < 0 {
+			return memento.Errorf(memento.EINVALID, "--llm-daily-tokens (MEMENTO_LLM_DAILY_TOKENS) must not be negative, got %d", b.DailyTokens)
+		}
+		for t, n := range b.Tenants {
+			if n < 0 {
+				return memento.Errorf(memento.EINVALID, "--llm-tenant-tokens (MEMENTO_LLM_TENANT_TOKENS): tenant %s has a negative budget %d", t, n)
+			}
+		}
+	}
+	return nil
+}
+
+// OpenAI is the configuration of the OpenAI-compatible provider.
+func (c *Config) OpenAI() openai.Config {
+	return openai.Config{
+		BaseURL:        c.LLM.BaseURL,
+		APIKey:         c.LLM.APIKey,
+		Model:          c.LLM.Model,
+		EmbedModel:     c.Embed.Model,
+		Concurrency:    c.LLM.Concurrency,
+		JobConcurrency: c.LLM.JobConcurrency,
+	}
+}
+
+// CheckHTTPURL checks that v, the value of setting, is an http(s) URL
+// with a host. Errors: EINVALID naming the setting.
+func CheckHTTPURL(setting, v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return memento.Errorf(memento.EINVALID, "%s must be an http(s) URL, got %q", setting, v)
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/prefs"
+	"github.com/memento-ai/memento/profile"
+)
+
+// Prefs returns the preference memory over the engine's store, language
+// model, embedder and catalog. It holds no state of its own, so every call
+// may make a new one.
+func (e *Engine) Prefs(ctx context.Context) (*prefs.Service, error) {
+	model, err := e.Model(ctx)
+	if err != nil {
+		return nil, err
+	}
+	embedder, err := e.Embedder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &prefs.Service{
+		Store: e.Store, Messages: e.Store, Model: model, Embedder: embedder,
+		Catalog: lazyCatalog{e}, Logger: e.Logger,
+	}, nil
+}
+
+// PrefsReader is the preference memory for listing only: it needs neither
+// the model nor the catalog, so `prefs list` starts at once.
+func (e *Engine) PrefsReader() *prefs.Service {
+	return &prefs.Service{Store: e.Store, Logger: e.Logger}
+}
+
+// PrefsScorer returns the ranking signal of the preference memory, over
+// the catalog's titles as the embedder sees them. Its title vectors are
+// computed as titles are ranked and kept, so the engine builds it once
+// (for the agent).
+func (e *Engine) PrefsScorer(ctx context.Context) (*prefs.Scorer, error) {
+	svc, err := e.Prefs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := e.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &prefs.Scorer{Prefs: svc, Titles: prefs.NewTitleSpace(svc.Embedder, cat.All())}, nil
+}
+
+// PrefsRecaller returns the memento.Recaller of the preference memory, for
+// the context assembler.
+func (e *Engine) PrefsRecaller(ctx context.Context) (*prefs.Recaller, error) {
+	svc, err := e.Prefs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &prefs.Recaller{Prefs: svc}, nil
+}
+
+// handlePrefsJobs registers the preference jobs: extraction from messages
+// and events, and the debounced clustering.
+func (e *Engine) handlePrefsJobs(ctx context.Context, q memento.Queue) error {
+	svc, err := e.Prefs(ctx)
+	if err != nil {
+		return err
+	}
+	svc.Register(q, memento.JobOptions{})
+	return nil
+}
+
+// lazyCatalog opens the engine's catalog on first use, so a worker that
+// never sees an event never loads it.
+type lazyCatalog struct{ e *Engine }
+
+func (c lazyCatalog) Search(ctx context.Context, q memento.TitleQuery) (*memento.TitlePage, error) {
+	cat, err := c.e.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cat.Search(ctx, q)
+}
+
+func (c lazyCatalog) Title(ctx context.Context, id string) (*memento.Title, error) {
+	cat, err := c.e.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cat.Title(ctx, id)
+}
+
+func (c lazyCatalog) Stats(ctx context.Context) (*memento.CatalogStats, error) {
+	cat, err := c.e.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cat.Stats(ctx)
+}
+
+// profileWorker returns the worker of the profile's jobs over the
+// engine's store and catalog.
+func (e *Engine) profileWorker(ctx context.Context) (*profile.Worker, error) {
+	cat, err := e.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	model, err := e.Model(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The actions a message reports are read by the configured model
+	// (the offline rules unless a model server is set).
+	actions, _ := model.(memento.ActionReader)
+	return &profile.Worker{Events: e.Store, Profiles: e.Store, Models: e.Store, Messages: e.Store, Actions: actions,
+		Resolve: cat.ResolveTitle, Catalog: cat, Logger: e.Logger}, nil
+}
+
+// handleProfileJobs registers the profile's job kinds: learning a user's
+// profile, learning the co-occurrence model and reading events from
+// messages.
+func (e *Engine) handleProfileJobs(ctx context.Context, q memento.Queue) error {
+	w, err := e.profileWorker(ctx)
+	if err != nil {
+		return err
+	}
+	w.Register(q)
+	return nil
+}
+
+// ProfileScorer returns the profile's ranking signal for the agent: the
+// user's profile and the tenant's co-occurrence model, decoded once per
+// version.
+func (e *Engine) ProfileScorer(ctx context.Context) (*profile.Scorer, error) {
+	cat, err := e.Catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &profile.Scorer{Profiles: e.Store, Models: &profile.StoreModels{Store: e.Store}, Catalog: cat,
+		Weights: profile.DefaultWeights(), Logger: e.Logger}, nil
+}
+
+// UserSections are the per-user sections a snapshot (and the user export)
+// holds beyond messages and memories: the profile and the preferences.
+// Components with more per-user data add theirs here.
+func (e *Engine) UserSections() []memento.UserSection {
+	return []memento.UserSection{profile.Section{Store: e.Store}, prefs.Section{Store: e.Store}}
+}

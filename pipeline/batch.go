@@ -1,0 +1,215 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/graph"
+)
+
+// Batch runs the pipeline over messages of one user, one after the other,
+// and keeps their writes until Flush stores them together in one
+// transaction (memento.MemoryBatchWriter). Each run reads the user's
+// semantic values as the runs before it in the batch left them, so the
+// batch forms the same memories as runs one at a time would, while it
+// waits for one commit instead of one per message: on a store with one
+// writer, a run's wait for its commit, not its work, bounds how fast one
+// user's messages go.
+//
+// A Batch is used by one goroutine, under the user's lock (Worker.Lock):
+// values changed by anyone else between the first read and Flush make
+// Flush fail with ECONFLICT, and then nothing of the batch is written and
+// its messages must run again on their own (ProcessMessage), which merges
+// over the values as they are.
+type Batch struct {
+	p    *Pipeline // over o
+	o    *overlay
+	real Store
+	s    memento.Scope
+}
+
+// NewBatch returns an empty batch of the user's messages.
+func (p *Pipeline) NewBatch(s memento.Scope) *Batch {
+	if s.Tenant == "" {
+		s.Tenant = memento.DefaultTenant
+	}
+	o := &overlay{Store: p.store, runs: map[string]memento.MemoryRun{}}
+	q := *p
+	q.store = o
+	q.graph = q.build()
+	return &Batch{p: &q, o: o, real: p.store, s: s}
+}
+
+// Process runs the pipeline over msg as ProcessMessage does, over the
+// values the batch's earlier runs left, and keeps its write for Flush. A
+// message processed before (stored, or earlier in the batch) returns its
+// run and runs nothing.
+func (b *Batch) Process(ctx context.Context, msg memento.Message) (*memento.MemoryRun, error) {
+	return b.p.ProcessMessage(ctx, b.s, msg)
+}
+
+// Pending lists the messages whose runs wait for Flush, in order.
+func (b *Batch) Pending() []memento.Message {
+	out := make([]memento.Message, len(b.o.pending))
+	for i, w := range b.o.pending {
+		out[i] = w.Message
+	}
+	return out
+}
+
+// Flush stores the runs kept since the last Flush, in one transaction when
+// the store can (memento.MemoryBatchWriter), and returns their messages.
+// On an error nothing of them is written and the batch forgets them, and
+// the values it read: the caller runs those messages again on their own.
+func (b *Batch) Flush(ctx context.Context) ([]memento.Message, error) {
+	pending := b.Pending()
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	ws := b.o.pending
+	var err error
+	if bw, ok := b.real.(memento.MemoryBatchWriter); ok {
+		_, err = bw.WriteMemoryBatch(ctx, b.s, ws)
+	} else {
+		for _, w := range ws {
+			if _, err = b.real.WriteMemories(ctx, b.s, w); err != nil {
+				break
+			}
+		}
+	}
+	b.o.pending, b.o.runs = nil, map[string]memento.MemoryRun{}
+	if err != nil {
+		b.o.current, b.o.read = nil, false
+		return pending, fmt.Errorf("flush %d runs: %w", len(ws), err)
+	}
+	return pending, nil
+}
+
+// overlay is the store as a batch's runs see it: the real store, with the
+// writes the batch keeps applied to the user's current semantic values
+// and to the recorded runs.
+type overlay struct {
+	Store
+	pending []memento.MemoryWrite
+	runs    map[string]memento.MemoryRun
+	// current is the user's current semantic memories as of the pending
+	// writes, once read.
+	current []memento.Memory
+	read    bool
+}
+
+// semanticCurrent is the filter of the current semantic values, the only
+// read of memories a run makes (aggregate).
+var semanticCurrent = memento.MemoryFilter{Mode: memento.ModeSemantic}
+
+// load reads the user's current semantic values once.
+func (o *overlay) load(ctx context.Context, s memento.Scope) error {
+	if o.read {
+		return nil
+	}
+	cur, err := o.Store.Memories(ctx, s, semanticCurrent)
+	if err != nil {
+		return err
+	}
+	o.current, o.read = cur, true
+	return nil
+}
+
+// Memories returns the current semantic values as the pending writes left
+// them. A batch's runs read nothing else; another filter, which would not
+// see the pending writes, is refused.
+func (o *overlay) Memories(ctx context.Context, s memento.Scope, f memento.MemoryFilter) ([]memento.Memory, error) {
+	if f != semanticCurrent {
+		if len(o.pending) > 0 {
+			return nil, fmt.Errorf("a batch reads only the current semantic values, not %+v", f)
+		}
+		return o.Store.Memories(ctx, s, f)
+	}
+	if err := o.load(ctx, s); err != nil {
+		return nil, err
+	}
+	return slices.Clone(o.current), nil
+}
+
+// MemoryRun returns a run the batch keeps, else the stored one.
+func (o *overlay) MemoryRun(ctx context.Context, s memento.Scope, message string) (*memento.MemoryRun, error) {
+	if r, ok := o.runs[message]; ok {
+		return &r, nil
+	}
+	return o.Store.MemoryRun(ctx, s, message)
+}
+
+// WriteMemories checks w as the store would, against the values the
+// pending writes left, and keeps it.
+func (o *overlay) WriteMemories(ctx context.Context, s memento.Scope, w memento.MemoryWrite) (bool, error) {
+	if _, ok := o.runs[w.Message.ID]; ok {
+		return false, nil
+	}
+	if err := o.load(ctx, s); err != nil {
+		return false, err
+	}
+	value := func(attr string) memento.MemoryBase {
+		for _, m := range o.current {
+			if strings.EqualFold(m.Attribute, attr) {
+				return memento.MemoryBase{ID: m.ID, Value: m.Value}
+			}
+		}
+		return memento.MemoryBase{}
+	}
+	for attr, base := range w.Base {
+		if value(attr) != base {
+			return false, memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr)
+		}
+	}
+	closed := map[string]bool{}
+	for _, c := range w.Close {
+		closed[c.ID] = true
+	}
+	next := make([]memento.Memory, 0, len(o.current)+len(w.Insert))
+	for _, m := range o.current {
+		if closed[m.ID] {
+			delete(closed, m.ID)
+			continue
+		}
+		next = append(next, m)
+	}
+	for id := range closed {
+		return false, memento.Errorf(memento.ECONFLICT, "memory %q is no longer current", id)
+	}
+	for _, m := range w.Insert {
+		if m.Mode == memento.ModeSemantic {
+			next = append(next, m)
+		}
+	}
+	o.current = next
+	o.pending = append(o.pending, w)
+	o.runs[w.Message.ID] = w.Run
+	return true, nil
+}
+
+// Messages and LatestSummary give the runs the conversation a message is
+// read in (readConversation, hygiene) when the store has it.
+func (o *overlay) Messages(ctx context.Context, s memento.Scope, thread string, afterSeq int64, limit int) ([]memento.Message, error) {
+	tr, ok := o.Store.(threadReader)
+	if !ok {
+		return nil, memento.Errorf(memento.EINVALID, "the store does not list a thread's messages")
+	}
+	return tr.Messages(ctx, s, thread, afterSeq, limit)
+}
+
+// LatestSummary returns the thread's latest summary, when the store keeps
+// them.
+func (o *overlay) LatestSummary(ctx context.Context, s memento.Scope, thread string) (*memento.Summary, error) {
+	sr, ok := o.Store.(summaryReader)
+	if !ok {
+		return nil, nil
+	}
+	return sr.LatestSummary(ctx, s, thread)
+}
+
+// Checkpointer is the real store's: a batch's long runs save their
+// checkpoints as runs one at a time do.
+func (o *overlay) Checkpointer(s memento.Scope) graph.Checkpointer { return o.Store.Checkpointer(s) }

@@ -1,0 +1,473 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/memento-ai/memento"
+)
+
+// The users' backlogs (memento.JobRequest.ByUser), as in package sqlite
+// (see its backlog.go for why): a job enqueued by user is a row of
+// backlog, and one River job of kind memento.JobBacklog takes what a user
+// has accumulated, in one pass, with one claim and one transaction that
+// records the outcome.
+//
+// The gate (ensureBacklogJob): backlog_users.job_id names the backlog job
+// that will read the user's backlog next, waiting or running. An insert
+// reads it with the row locked (an upsert), and enqueues a job only when
+// that one has ended. A job names itself there when it claims the
+// backlog; after each batch, in the transaction that records it, it
+// locks the row, then either finds jobs left and runs another batch, or
+// clears job_id and ends. An insert that holds the row commits first, and
+// its jobs are found; one that comes after finds job_id cleared and
+// enqueues a new backlog job. At most one backlog job of a user is
+// pending at a time, and a job that has had its share (backlogRounds,
+// backlogTime) enqueues its successor and ends.
+//
+// The owner (claimBacklog): a batch runs while its queue process owns the
+// user's row; any number of processes run batches, never two of one user
+// at once. An owner whose heartbeat in queue_processes has expired, or
+// which has no row, holds nothing, so the batch of a process that died
+// runs again once its River job is rescued (lease.go). Within a process,
+// batches of one user wait for each other on a mutex; across processes a
+// batch that finds its user owned waits, polling.
+
+// Defaults of the backlog's options.
+const (
+	// DefaultBacklogBatch bounds the jobs of one batch: a message brings
+	// up to three, so about forty messages.
+	DefaultBacklogBatch = 128
+	// backlogPollMin and backlogPollMax bound the wait between tries of a
+	// batch whose user another process holds.
+	backlogPollMin = 2 * time.Millisecond
+	backlogPollMax = 100 * time.Millisecond
+	// backlogRounds and backlogTime bound the batches one backlog job
+	// runs before it hands the user over to a new job, which waits its
+	// turn behind the other users' jobs: a second round takes the jobs
+	// the first one caused (the profile of the events it added) and the
+	// messages that came meanwhile, but a user who keeps writing must not
+	// keep a worker from the others.
+	backlogRounds = 3
+	backlogTime   = 2 * time.Second
+)
+
+// backlogState is this process's side of the backlogs: the handler and the
+// locks that keep two batches of one user apart.
+type backlogState struct {
+	mu      sync.Mutex
+	handler memento.BacklogHandler
+	opts    memento.BacklogOptions
+	users   map[memento.Scope]*userLock
+}
+
+// userLock is a user's mutex with a count of its holders and waiters.
+type userLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// backlogItem is a job on its way into the backlog.
+type backlogItem struct {
+	kind        string
+	payload     json.RawMessage
+	maxAttempts int
+}
+
+// HandleBacklog registers the handler of the users' backlogs, replacing
+// any earlier one. It must be called before Start, like Handle.
+func (db *DB) HandleBacklog(h memento.BacklogHandler, opts memento.BacklogOptions) {
+	db.mu.Lock()
+	started := db.worker != nil
+	db.mu.Unlock()
+	if started {
+		db.logger.Error("postgres: backlog handler registered after the queue started; it takes effect at the next Start")
+	}
+	db.backlog.mu.Lock()
+	defer db.backlog.mu.Unlock()
+	db.backlog.handler, db.backlog.opts = h, opts
+}
+
+// backlogHandler returns the registered handler and its options with
+// their defaults.
+func (db *DB) backlogHandler() (memento.BacklogHandler, memento.BacklogOptions) {
+	db.backlog.mu.Lock()
+	defer db.backlog.mu.Unlock()
+	opts := db.backlog.opts
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultBacklogBatch
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = db.opts.JobTimeout
+	}
+	return db.backlog.handler, opts
+}
+
+// insertBacklog adds items to the user's backlog in tx and makes sure a
+// backlog job will take them.
+func (db *DB) insertBacklog(ctx context.Context, tx pgx.Tx, s memento.Scope, items []backlogItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	kinds := make([]string, len(items))
+	payloads := make([]string, len(items))
+	attempts := make([]int32, len(items))
+	for i, it := range items {
+		kinds[i], payloads[i], attempts[i] = it.kind, string(it.payload), int32(it.maxAttempts)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO backlog (tenant_id, user_id, kind, payload, max_attempts)
+		SELECT $1, $2, k, p, a FROM unnest($3::text[], $4::text[], $5::int[]) WITH ORDINALITY AS t(k, p, a, n) ORDER BY n`,
+		s.Tenant, s.User, kinds, payloads, attempts); err != nil {
+		return fmt.Errorf("enqueue jobs in the backlog: %w", err)
+	}
+	return db.ensureBacklogJob(ctx, tx, s)
+}
+
+// waitingJobStates are the River states of a backlog job that has not
+// ended: waiting to run, or running (it reads the backlog again before it
+// ends).
+const waitingJobStates = `'available', 'scheduled', 'pending', 'retryable', 'running'`
+
+// ensureBacklogJob enqueues a backlog job of the user in tx unless the one
+// that backlog_users names has not ended. The upsert locks the user's row
+// until tx ends.
+func (db *DB) ensureBacklogJob(ctx context.Context, tx pgx.Tx, s memento.Scope) error {
+	var jobID *int64
+	if err := tx.QueryRow(ctx, `INSERT INTO backlog_users (tenant_id, user_id) VALUES ($1, $2)
+		ON CONFLICT (tenant_id, user_id) DO UPDATE SET job_id = backlog_users.job_id RETURNING job_id`, s.Tenant, s.User).Scan(&jobID); err != nil {
+		return fmt.Errorf("read the backlog's job: %w", err)
+	}
+	if jobID != nil {
+		var waiting bool
+		err := tx.QueryRow(ctx, `SELECT state IN (`+waitingJobStates+`) FROM river_job WHERE id = $1`, *jobID).Scan(&waiting)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("read the backlog's job: %w", err)
+		}
+		if waiting {
+			return nil // it will read what was just added
+		}
+	}
+	payload, err := json.Marshal(memento.Scope{Tenant: s.Tenant, User: s.User})
+	if err != nil {
+		return fmt.Errorf("enqueue backlog job: %w", err)
+	}
+	res, err := db.inserter.InsertManyTx(ctx, tx, []river.InsertManyParams{{
+		Args:       jobArgs{kind: memento.JobBacklog, Tenant: s.Tenant, User: s.User, Payload: payload},
+		InsertOpts: &river.InsertOpts{MaxAttempts: db.opts.MaxAttempts},
+	}})
+	if err != nil {
+		return fmt.Errorf("enqueue backlog job: %w", err)
+	}
+	if len(res) != 1 || res[0].Job == nil {
+		return fmt.Errorf("enqueue backlog job: River returned %d jobs", len(res))
+	}
+	if _, err := tx.Exec(ctx, `UPDATE backlog_users SET job_id = $3 WHERE tenant_id = $1 AND user_id = $2`,
+		s.Tenant, s.User, res[0].Job.ID); err != nil {
+		return fmt.Errorf("record the backlog's job: %w", err)
+	}
+	return nil
+}
+
+// backlogWorker is the River worker of memento.JobBacklog: one batch of
+// the user its job names.
+type backlogWorker struct {
+	river.WorkerDefaults[jobArgs]
+	db      *DB
+	owner   string // the queue process's id
+	handler memento.BacklogHandler
+	opts    memento.BacklogOptions
+}
+
+// Work runs one batch of the job's user.
+func (w *backlogWorker) Work(ctx context.Context, job *river.Job[jobArgs]) error {
+	s := memento.Scope{Tenant: job.Args.Tenant, User: job.Args.User}
+	if s.Tenant == "" {
+		s.Tenant = memento.DefaultTenant
+	}
+	ctx = memento.WithTenant(ctx, s.Tenant)
+	return w.db.runBacklog(ctx, s, w.owner, job.ID, w.handler, w.opts.MaxBatch)
+}
+
+// Timeout bounds one batch.
+func (w *backlogWorker) Timeout(*river.Job[jobArgs]) time.Duration { return w.opts.Timeout }
+
+// errNoBacklogHandler answers the jobs of a batch in a process that has
+// no backlog handler: each goes to its own kind's handler.
+var errNoBacklogHandler = errors.New("no backlog handler is registered in this queue process")
+
+// errNoBacklog says a user has no backlog row (forgotten since the job
+// was enqueued): there is nothing to do.
+var errNoBacklog = errors.New("the user has no backlog")
+
+// runBacklog runs the user's backlog as the queue process owner, for the
+// backlog job jobID: it claims the backlog and runs batches of up to batch
+// jobs with h, recording each, until none is left or the job has had its
+// share (backlogRounds, backlogTime), when it enqueues its successor.
+func (db *DB) runBacklog(ctx context.Context, s memento.Scope, owner string, jobID int64, h memento.BacklogHandler, batch int) error {
+	unlock := db.lockUser(s)
+	defer unlock()
+	if err := db.claimBacklog(ctx, s, owner, jobID); errors.Is(err, errNoBacklog) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("backlog of %s/%s: %w", s.Tenant, s.User, err)
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	for round := 1; ; round++ {
+		jobs, err := db.readBacklog(ctx, s, batch)
+		if err != nil {
+			if _, ferr := db.finishBacklog(fctx, s, owner, jobID, nil, nil, false); ferr != nil {
+				err = errors.Join(err, ferr)
+			}
+			return fmt.Errorf("backlog of %s/%s: %w", s.Tenant, s.User, err)
+		}
+		var results []error
+		if len(jobs) > 0 {
+			results = callBacklog(ctx, h, s, jobs)
+		}
+		stopped := ctx.Err() != nil
+		more := !stopped && len(results) > 0 && round < backlogRounds && time.Since(start) < backlogTime
+		again, err := db.finishBacklog(fctx, s, owner, jobID, jobs, results, more)
+		if err != nil {
+			return fmt.Errorf("backlog of %s/%s: %w", s.Tenant, s.User, err)
+		}
+		if len(results) < len(jobs) && stopped {
+			return fmt.Errorf("backlog of %s/%s: %d of %d jobs done before the batch ended: %w", s.Tenant, s.User, len(results), len(jobs), ctx.Err())
+		}
+		if !again {
+			return nil
+		}
+	}
+}
+
+// callBacklog calls h over jobs, or answers every job with
+// errNoBacklogHandler when there is no h. A panic answers every job with
+// it: the handler's writes so far are kept (they are idempotent), and the
+// jobs run again on their own.
+func callBacklog(ctx context.Context, h memento.BacklogHandler, s memento.Scope, jobs []memento.BacklogJob) (results []error) {
+	if h == nil {
+		results = make([]error, len(jobs))
+		for i := range results {
+			results[i] = errNoBacklogHandler
+		}
+		return results
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("backlog handler panicked: %v", p)
+			results = make([]error, len(jobs))
+			for i := range results {
+				results[i] = err
+			}
+		}
+	}()
+	results = h(ctx, s, jobs)
+	if len(results) > len(jobs) {
+		results = results[:len(jobs)]
+	}
+	return results
+}
+
+// lockUser takes this process's lock of the user's backlog and returns its
+// release.
+func (db *DB) lockUser(s memento.Scope) func() {
+	b := &db.backlog
+	b.mu.Lock()
+	if b.users == nil {
+		b.users = map[memento.Scope]*userLock{}
+	}
+	l := b.users[s]
+	if l == nil {
+		l = &userLock{}
+		b.users[s] = l
+	}
+	l.refs++
+	b.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		b.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(b.users, s)
+		}
+		b.mu.Unlock()
+	}
+}
+
+// claimBacklog makes owner the owner of the user's backlog and jobID its
+// job, waiting while another live queue process owns it. Errors:
+// errNoBacklog when the user has no backlog row, ctx's error when it ends
+// first.
+func (db *DB) claimBacklog(ctx context.Context, s memento.Scope, owner string, jobID int64) error {
+	wait := backlogPollMin
+	for {
+		tag, err := db.pool.Exec(ctx, `UPDATE backlog_users SET owner = $3, job_id = $4
+			WHERE tenant_id = $1 AND user_id = $2
+			  AND (owner IS NULL OR owner = $3 OR NOT EXISTS (SELECT 1 FROM queue_processes q
+				WHERE q.id = backlog_users.owner AND q.heartbeat_at + q.lease_ms * interval '1 millisecond' >= now()))`,
+			s.Tenant, s.User, owner, jobID)
+		if err != nil {
+			return fmt.Errorf("claim backlog: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+		var exists bool
+		if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM backlog_users WHERE tenant_id = $1 AND user_id = $2)`,
+			s.Tenant, s.User).Scan(&exists); err != nil {
+			return fmt.Errorf("claim backlog: %w", err)
+		}
+		if !exists {
+			return errNoBacklog
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("wait for another process's batch: %w", ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, backlogPollMax)
+	}
+}
+
+// readBacklog reads up to batch of the user's oldest backlog jobs.
+func (db *DB) readBacklog(ctx context.Context, s memento.Scope, batch int) ([]memento.BacklogJob, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id, kind, payload, created_at FROM backlog
+		WHERE tenant_id = $1 AND user_id = $2 ORDER BY id LIMIT $3`, s.Tenant, s.User, batch)
+	if err != nil {
+		return nil, fmt.Errorf("read backlog: %w", err)
+	}
+	jobs, err := collect(rows, func(r pgx.Rows) (memento.BacklogJob, error) {
+		var j memento.BacklogJob
+		var payload string
+		err := r.Scan(&j.ID, &j.Kind, &payload, &j.CreatedAt)
+		j.Payload, j.CreatedAt = json.RawMessage(payload), j.CreatedAt.UTC()
+		return j, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read backlog: %w", err)
+	}
+	return jobs, nil
+}
+
+// finishBacklog records a batch of the backlog job jobID in one
+// transaction: it deletes the jobs answered with nil and turns those
+// answered with an error into River jobs of their own kind. Then, with the
+// user's row locked, when jobs are left and more allows another round, it
+// keeps the backlog and reports that the job runs again; otherwise it
+// gives the backlog up and, when jobs are left, enqueues the next backlog
+// job.
+func (db *DB) finishBacklog(ctx context.Context, s memento.Scope, owner string, jobID int64, jobs []memento.BacklogJob, results []error, more bool) (bool, error) {
+	var ids, failed []int64
+	for i, err := range results {
+		ids = append(ids, jobs[i].ID)
+		if err != nil {
+			failed = append(failed, jobs[i].ID)
+			if !errors.Is(err, errNoBacklogHandler) {
+				db.logger.Warn("postgres: a backlog job failed; it runs again as a job of its own", "user", s.User,
+					"kind", jobs[i].Kind, "backlog", jobs[i].ID, "err", err)
+			}
+		}
+	}
+	var again bool
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		again = false
+		if len(failed) > 0 {
+			if err := db.ejectBacklog(ctx, tx, s, failed); err != nil {
+				return err
+			}
+		}
+		if len(ids) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM backlog WHERE id = ANY($1)`, ids); err != nil {
+				return fmt.Errorf("delete done backlog jobs: %w", err)
+			}
+		}
+		// The row's lock orders this with every insert of the user's
+		// jobs: one that commits first is seen by the next statement.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM backlog_users WHERE tenant_id = $1 AND user_id = $2 FOR UPDATE`, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("lock the backlog: %w", err)
+		}
+		var left bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM backlog WHERE tenant_id = $1 AND user_id = $2)`,
+			s.Tenant, s.User).Scan(&left); err != nil {
+			return fmt.Errorf("look for backlog jobs left: %w", err)
+		}
+		if left && more {
+			again = true
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE backlog_users SET owner = NULL, job_id = CASE WHEN job_id = $4 THEN NULL ELSE job_id END
+			WHERE tenant_id = $1 AND user_id = $2 AND owner = $3`, s.Tenant, s.User, owner, jobID); err != nil {
+			return fmt.Errorf("give up the backlog: %w", err)
+		}
+		if !left {
+			return nil
+		}
+		return db.ensureBacklogJob(ctx, tx, s)
+	})
+	if err != nil {
+		return false, fmt.Errorf("finish backlog batch: %w", err)
+	}
+	return again, nil
+}
+
+// ejectBacklog enqueues the backlog jobs of ids as River jobs of their own
+// kinds, in tx.
+func (db *DB) ejectBacklog(ctx context.Context, tx pgx.Tx, s memento.Scope, ids []int64) error {
+	rows, err := tx.Query(ctx, `SELECT kind, payload, max_attempts FROM backlog WHERE id = ANY($1) ORDER BY id`, ids)
+	if err != nil {
+		return fmt.Errorf("read failed backlog jobs: %w", err)
+	}
+	params, err := collect(rows, func(r pgx.Rows) (river.InsertManyParams, error) {
+		var kind, payload string
+		var attempts int
+		err := r.Scan(&kind, &payload, &attempts)
+		return river.InsertManyParams{
+			Args:       jobArgs{kind: kind, Tenant: s.Tenant, User: s.User, Payload: json.RawMessage(payload)},
+			InsertOpts: &river.InsertOpts{MaxAttempts: attempts},
+		}, err
+	})
+	if err != nil {
+		return fmt.Errorf("read failed backlog jobs: %w", err)
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	if _, err := db.inserter.InsertManyTx(ctx, tx, params); err != nil {
+		return fmt.Errorf("enqueue failed backlog jobs: %w", err)
+	}
+	return nil
+}
+
+// backlogLag reads the backlog's jobs by kind: how many, and when the
+// oldest was enqueued (by the database's clock).
+func backlogLag(ctx context.Context, q querier) (map[string]memento.QueueLag, error) {
+	rows, err := q.Query(ctx, `SELECT kind, count(*), min(created_at) FROM backlog GROUP BY kind`)
+	if err != nil {
+		return nil, fmt.Errorf("read the backlog's lag: %w", err)
+	}
+	lags, err := collect(rows, func(r pgx.Rows) (memento.QueueLag, error) {
+		var l memento.QueueLag
+		err := r.Scan(&l.Kind, &l.Waiting, &l.Oldest)
+		l.Oldest = l.Oldest.UTC()
+		return l, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the backlog's lag: %w", err)
+	}
+	out := make(map[string]memento.QueueLag, len(lags))
+	for _, l := range lags {
+		out[l.Kind] = l
+	}
+	return out, nil
+}

@@ -1,0 +1,11 @@
+-- 0006: the jobs of one user, found by index. Every job's args name its
+-- tenant and user ({"tenant", "user", "payload"}, queue.go), and forgetting
+-- a user (DeleteUser) deletes their jobs in the same transaction; without
+-- this index that DELETE read the whole of river_job, completed jobs
+-- included, under the user's lock. The expressions are exactly those of
+-- DeleteUser's WHERE clause, so the planner can use the index.
+--
+-- river_job is River's table: River's migrations run before these
+-- (postgres.go), so it exists here. Building the index holds off job
+-- inserts on a large queue for as long as the build takes, once.
+CREATE INDEX memento_river_job_by_user ON river_job ((args ->> 'tenant'), (args ->> 'user'));
