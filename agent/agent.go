@@ -270,6 +270,15 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 	if err != nil {
 		return nil, fmt.Errorf("understand message: %w", err)
 	}
+	if keepsRequest(u, state.Context) {
+		// Read as a follow-up that changes nothing: the constraints stay,
+		// titles shown before go after fresh ones, and the note says why
+		// the answer did not ask the user to start over.
+		c := *u
+		c.Search = true
+		u = &c
+		resp.Notes = append(resp.Notes, "I did not read a change in that message, so I kept to your request for "+Describe(state.Context)+".")
+	}
 	next := Apply(state.Context, *u, shown, now.Year())
 	if a.Emotion != nil {
 		// The tag is read in code by the offline rules unless configured
@@ -413,6 +422,18 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 		return nil, fmt.Errorf("save turn: %w", err)
 	}
 	return resp, nil
+}
+
+// keepsRequest reports whether a message the model could not read at all
+// ("my bad!", "whoops", a typo) comes in a thread whose request is still in
+// force. Mid-conversation such a message reacts to the last answer; asking
+// the user to rephrase from scratch would answer it with no titles while the
+// catalog has more for the same request, and often the user meant "not
+// quite, go on". Small talk, questions and questions about a title are
+// read, so they keep their own answers, and a thread with nothing in force
+// still gets the request to rephrase.
+func keepsRequest(u *memento.Understanding, ac memento.ActiveContext) bool {
+	return !u.Recognised && !u.Search && len(u.About) == 0 && u.Question == "" && ac.HasConstraints()
 }
 
 // shownBefore returns every title the thread showed, newest first.

@@ -338,3 +338,55 @@ type fixedReply string
 func (f fixedReply) WriteReply(context.Context, memento.ReplyInput) (string, error) {
 	return string(f), nil
 }
+
+// TestUnreadMessageKeepsTheRequest: a message the model cannot read, in a
+// thread with a request in force, is read as a follow-up that changes
+// nothing. The answer shows other titles for the same constraints and
+// says so, instead of asking the user to start over with no titles while
+// the catalog has more. Small talk keeps its own answer, and with nothing
+// in force the agent still asks.
+func TestUnreadMessageKeepsTheRequest(t *testing.T) {
+	cat := testCatalog()
+	for i, msg := range []string{"My bad!", "whoops, typo on my end", "oh well whatever", "zzzz qqq"} {
+		t.Run(msg, func(t *testing.T) {
+			a := newAgent(t, sqlitetest.Open(t), cat, cat)
+			thread := fmt.Sprintf("t%d", i)
+			r1 := turn(t, a, thread, "3 comedy movies from 2010 onward")
+			if len(r1.Titles) != 3 {
+				t.Fatalf("turn 1 titles = %v, notes %v", ids(r1), r1.Notes)
+			}
+			r2 := turn(t, a, thread, msg)
+			if !r2.Searched || len(r2.Titles) == 0 {
+				t.Fatalf("%q after a request: searched=%v titles=%v notes=%v reply=%q, want other titles for the request",
+					msg, r2.Searched, ids(r2), r2.Notes, r2.Reply)
+			}
+			for _, id := range ids(r2) {
+				if slices.Contains(ids(r1), id) {
+					t.Errorf("%q repeats %s while the catalog has fresh titles", msg, id)
+				}
+			}
+			for _, ti := range r2.Titles {
+				if ti.Year < 2010 || ti.Type != memento.TypeMovie || !slices.Contains(ti.Genres, "Comedy") {
+					t.Errorf("%q shows %+v, outside the request in force", msg, ti)
+				}
+			}
+			ac := r2.ActiveContext
+			if !slices.Equal(ac.Genres, []string{"Comedy"}) || ac.TitleType != memento.TypeMovie || ac.MinYear == nil || *ac.MinYear != 2010 {
+				t.Errorf("%q changed the context to %+v", msg, ac)
+			}
+			if !slices.ContainsFunc(r2.Notes, func(n string) bool { return strings.Contains(n, "comedy movies from 2010 on") }) {
+				t.Errorf("%q notes = %v, want one that says the request was kept", msg, r2.Notes)
+			}
+
+			fresh := turn(t, a, thread+"-fresh", msg)
+			if fresh.Searched || len(fresh.Titles) != 0 {
+				t.Errorf("%q with nothing in force: searched=%v titles=%v, want a request to rephrase", msg, fresh.Searched, ids(fresh))
+			}
+		})
+	}
+	a := newAgent(t, sqlitetest.Open(t), cat, cat)
+	turn(t, a, "thanks", "3 comedy movies")
+	if r := turn(t, a, "thanks", "thanks"); r.Searched || len(r.Titles) != 0 {
+		t.Errorf("thanks after a request: searched=%v titles=%v, want small talk", r.Searched, ids(r))
+	}
+}

@@ -169,6 +169,12 @@ type FollowupFailure struct {
 	Utterance string   `json:"utterance"`
 	Want      []string `json:"want"`
 	Got       []string `json:"got"`
+	// Constraints, Reply and Notes are the agent's answer to the turn
+	// (its active context, as describeConstraints lists it), to tell why
+	// it failed.
+	Constraints []string `json:"constraints,omitempty"`
+	Reply       string   `json:"reply,omitempty"`
+	Notes       []string `json:"notes,omitempty"`
 }
 
 // FollowupOptions configure the follow-up evaluation.
@@ -228,7 +234,11 @@ func Followup(ctx context.Context, t Turner, dialogues []IARDDialogue, o Followu
 		var rejected []string // in the order they were turned down
 		for i, u := range utterances {
 			fail := func(check string, want, got []string) {
-				res.Failures = append(res.Failures, FollowupFailure{Dialogue: d.ID, Turn: i + 1, Check: check, Utterance: u.Utterance, Want: want, Got: got})
+				r := responses[i]
+				res.Failures = append(res.Failures, FollowupFailure{
+					Dialogue: d.ID, Turn: i + 1, Check: check, Utterance: u.Utterance, Want: want, Got: got,
+					Constraints: describeConstraints(r.ActiveContext), Reply: r.Reply, Notes: r.Notes,
+				})
 			}
 			if u.has("REJ", "SEE") {
 				for _, id := range lastTitles(responses[:i]) {
