@@ -131,27 +131,32 @@ func (e *Engine) Reindex(ctx context.Context, s memento.Scope) error {
 		if len(mems)+len(msgs) == 0 {
 			return nil
 		}
-		texts := make([]string, 0, len(mems)+len(msgs))
-		for _, t := range mems {
-			texts = append(texts, t.Text)
-		}
-		for _, t := range msgs {
-			texts = append(texts, t.Text)
-		}
-		vecs, err := emb.Embed(ctx, texts)
-		if err != nil {
-			return err
-		}
-		mv, gv := map[string][]float32{}, map[string][]float32{}
-		for i, t := range mems {
-			mv[t.ID] = vecs[i]
-		}
-		for i, t := range msgs {
-			gv[t.ID] = vecs[len(mems)+i]
-		}
-		if err := e.Store.PutVectors(ctx, s, emb.ID(), mv, gv); err != nil {
+		if err := e.embed(ctx, s, emb, mems, msgs); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// embed computes and stores the vectors of mems and msgs by emb.
+func (e *Engine) embed(ctx context.Context, s memento.Scope, emb memento.Embedder, mems, msgs []memento.VectorText) error {
+	texts := make([]string, 0, len(mems)+len(msgs))
+	for _, t := range mems {
+		texts = append(texts, t.Text)
+	}
+	for _, t := range msgs {
+		texts = append(texts, t.Text)
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	mv, gv := map[string][]float32{}, map[string][]float32{}
+	for i, t := range mems {
+		mv[t.ID] = vecs[i]
+	}
+	for i, t := range msgs {
+		gv[t.ID] = vecs[len(mems)+i]
+	}
+	return e.Store.PutVectors(ctx, s, emb.ID(), mv, gv)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -294,7 +295,65 @@ func migrateUser(ctx context.Context, from, to *Engine, s memento.Scope, sum *me
 		return err
 	}
 	addImport(sum, *res)
-	return to.Reindex(ctx, s)
+	return copyVectors(ctx, from, to, s, doc)
+}
+
+// copyVectors gives the target's copy of a user the recall vectors the
+// source has, computed again by the target's embedder (exact for the
+// same embedder): the rows the source never embedded stay without, as a
+// back-fill would leave them on either store until it ran, so that recall
+// answers the same. A row without a vector still ranks by its words, and
+// one with a vector also by its meaning, so embedding more than the
+// source has would change the answers: a live store embeds each user
+// message and memory as the pipeline forms them, not the agent's replies.
+// A source with no vector by this embedder at all (written with another
+// one) gets every row embedded.
+func copyVectors(ctx context.Context, from, to *Engine, s memento.Scope, doc *memento.UserExport) error {
+	emb, err := to.Embedder(ctx)
+	if err != nil {
+		return err
+	}
+	rows := 1
+	for _, m := range doc.Memories {
+		if m.ValidTo == nil {
+			rows++
+		}
+	}
+	for _, th := range doc.Threads {
+		rows += len(th.Messages)
+	}
+	srcMems, srcMsgs, err := from.Store.MissingVectors(ctx, s, emb.ID(), rows)
+	if err != nil {
+		return fmt.Errorf("list the source's rows without vectors: %w", err)
+	}
+	if len(srcMems)+len(srcMsgs) >= rows-1 {
+		return to.Reindex(ctx, s)
+	}
+	skip := make(map[string]bool, len(srcMems)+len(srcMsgs))
+	for _, t := range srcMems {
+		skip["mem\x00"+t.ID] = true
+	}
+	for _, t := range srcMsgs {
+		skip["msg\x00"+t.ID] = true
+	}
+	mems, msgs, err := to.Store.MissingVectors(ctx, s, emb.ID(), rows)
+	if err != nil {
+		return err
+	}
+	mems = slices.DeleteFunc(mems, func(t memento.VectorText) bool { return skip["mem\x00"+t.ID] })
+	msgs = slices.DeleteFunc(msgs, func(t memento.VectorText) bool { return skip["msg\x00"+t.ID] })
+	const batch = 256
+	for len(mems)+len(msgs) > 0 {
+		m, g := mems[:min(batch, len(mems))], msgs[:0]
+		if len(m) < batch {
+			g = msgs[:min(batch-len(m), len(msgs))]
+		}
+		if err := to.embed(ctx, s, emb, m, g); err != nil {
+			return err
+		}
+		mems, msgs = mems[len(m):], msgs[len(g):]
+	}
+	return nil
 }
 
 func addImport(sum *memento.ImportResult, res memento.ImportResult) {

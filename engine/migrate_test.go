@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/engine"
@@ -90,6 +92,11 @@ func testMigrate(t *testing.T, to string) {
 	dir := t.TempDir()
 	src := openEngine(t, filepath.Join(dir, "source.db"))
 	fill(t, src, []string{"acme", "globex"}, 3)
+	// A message stored with no jobs has no vector, as a store written by
+	// another program (or `memento bench`) may hold.
+	if _, err := src.Store.AppendMessages(ctx, memento.Scope{Tenant: "acme", User: "u00"}, "t9", []memento.Message{{ID: "bare", Role: memento.RoleAssistant, Text: "Heat is a heist film with Al Pacino"}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	dst := openEngine(t, to)
 
 	checkpoint := filepath.Join(dir, "source.migrate.json")
@@ -133,6 +140,36 @@ func testMigrate(t *testing.T, to string) {
 		if len(m.Sources) == 0 {
 			t.Errorf("memory %s lost its sources", m.ID)
 		}
+	}
+
+	// The target has a vector for what the source has one for, and for
+	// nothing else: the agent's replies, which the pipeline does not
+	// embed, stay without, so recall ranks them alike.
+	emb, err := dst.Embedder(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unembedded := 0
+	for _, user := range []string{"u00", "u01", "u02"} {
+		s := memento.Scope{Tenant: "acme", User: user}
+		srcMems, srcMsgs, err := src.Store.MissingVectors(ctx, s, emb.ID(), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dstMems, dstMsgs, err := dst.Store.MissingVectors(ctx, s, emb.ID(), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(srcMems, dstMems); diff != "" {
+			t.Errorf("%s: memories without a vector differ (-source +target):\n%s", user, diff)
+		}
+		if diff := cmp.Diff(srcMsgs, dstMsgs); diff != "" {
+			t.Errorf("%s: messages without a vector differ (-source +target):\n%s", user, diff)
+		}
+		unembedded += len(srcMsgs)
+	}
+	if unembedded == 0 {
+		t.Error("every message of the source has a vector: the test no longer shows that a row without one stays without")
 	}
 
 	// A second run resumes: every user is known to the checkpoint, and
