@@ -100,7 +100,8 @@ func (b *backlog) run(ctx context.Context, s memento.Scope, jobs []memento.Backl
 		}
 		m.jobs[j.Kind] = append(m.jobs[j.Kind], i)
 	}
-	if err := b.read(ctx, s, msgs); err != nil {
+	windows, err := b.read(ctx, s, msgs)
+	if err != nil {
 		// Nothing ran: every job goes back to the backlog's next batch
 		// when ctx ended, or to its own kind otherwise.
 		if ctx.Err() != nil {
@@ -121,6 +122,9 @@ func (b *backlog) run(ctx context.Context, s memento.Scope, jobs []memento.Backl
 	// the few messages' memories, preferences and events are written at
 	// once, and share a commit. Each write answers its own jobs.
 	batch := b.remember.Pipeline.NewBatch(s)
+	for _, w := range windows {
+		batch.Know(w.thread, w.after, w.msgs)
+	}
 	ran := len(msgs)
 	for lo := 0; lo < len(msgs); lo += backlogChunk {
 		if lo > 0 && (ctx.Err() != nil || time.Since(start) > backlogBudget) {
@@ -258,10 +262,21 @@ func (b *backlog) runOthers(ctx context.Context, jobs []memento.BacklogJob, othe
 	}
 }
 
+// threadWindow is what read read of a thread: the store's answer to
+// Messages(thread, after, ...).
+type threadWindow struct {
+	thread string
+	after  int64
+	msgs   []memento.Message
+}
+
 // read reads the batch's messages, each thread's from the first message's
 // predecessors to the last message in one call, and sets each message's
-// conversation. A message (or thread) that no longer exists stays nil.
-func (b *backlog) read(ctx context.Context, s memento.Scope, msgs []*backlogMessage) error {
+// conversation; it returns what it read of each thread, from which the
+// batch's runs read their conversations (pipeline.Batch.Know) instead of
+// reading the thread again for each message. A message (or thread) that
+// no longer exists stays nil.
+func (b *backlog) read(ctx context.Context, s memento.Scope, msgs []*backlogMessage) ([]threadWindow, error) {
 	// A job that does not say where its message is gets it looked up.
 	for _, m := range msgs {
 		if m.job.Thread != "" && m.job.Seq > 0 {
@@ -271,10 +286,11 @@ func (b *backlog) read(ctx context.Context, s memento.Scope, msgs []*backlogMess
 		if memento.ErrorCode(err) == memento.ENOTFOUND {
 			continue
 		} else if err != nil {
-			return fmt.Errorf("read message %s: %w", m.job.Message, err)
+			return nil, fmt.Errorf("read message %s: %w", m.job.Message, err)
 		}
 		m.job.Thread, m.job.Seq = got.Thread, got.Seq
 	}
+	var windows []threadWindow
 	byThread := map[string][]*backlogMessage{}
 	var threads []string
 	for _, m := range msgs {
@@ -297,8 +313,9 @@ func (b *backlog) read(ctx context.Context, s memento.Scope, msgs []*backlogMess
 		if memento.ErrorCode(err) == memento.ENOTFOUND {
 			continue
 		} else if err != nil {
-			return fmt.Errorf("read thread %s: %w", thread, err)
+			return nil, fmt.Errorf("read thread %s: %w", thread, err)
 		}
+		windows = append(windows, threadWindow{thread: thread, after: after, msgs: stored})
 		for _, m := range ms {
 			i, ok := slices.BinarySearchFunc(stored, m.job.Seq, func(x memento.Message, seq int64) int { return int(x.Seq - seq) })
 			if !ok || stored[i].ID != m.job.Message {
@@ -308,7 +325,7 @@ func (b *backlog) read(ctx context.Context, s memento.Scope, msgs []*backlogMess
 			m.previous, m.asked = conversation(stored[:i], m.msg.Seq)
 		}
 	}
-	return nil
+	return windows, nil
 }
 
 // conversation returns, from the messages before one at seq in its thread

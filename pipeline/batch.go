@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -99,6 +100,10 @@ type overlay struct {
 	// writes, once read.
 	current []memento.Memory
 	read    bool
+	// threads are the thread windows the batch was given (Batch.Know),
+	// and summaries the threads' latest summaries once read.
+	threads   map[string]threadWindow
+	summaries map[string]*memento.Summary
 }
 
 // semanticCurrent is the filter of the current semantic values, the only
@@ -191,8 +196,16 @@ func (o *overlay) WriteMemories(ctx context.Context, s memento.Scope, w memento.
 }
 
 // Messages and LatestSummary give the runs the conversation a message is
-// read in (readConversation, hygiene) when the store has it.
+// read in (readConversation, hygiene) when the store has it: from the
+// messages the batch was given (Batch.Know) when they answer the request
+// whole, else from the store.
 func (o *overlay) Messages(ctx context.Context, s memento.Scope, thread string, afterSeq int64, limit int) ([]memento.Message, error) {
+	if w, ok := o.threads[thread]; ok && afterSeq >= w.after && limit > 0 {
+		i, _ := slices.BinarySearchFunc(w.msgs, afterSeq+1, func(m memento.Message, seq int64) int { return cmp.Compare(m.Seq, seq) })
+		if len(w.msgs)-i >= limit {
+			return slices.Clone(w.msgs[i : i+limit]), nil
+		}
+	}
 	tr, ok := o.Store.(threadReader)
 	if !ok {
 		return nil, memento.Errorf(memento.EINVALID, "the store does not list a thread's messages")
@@ -201,13 +214,47 @@ func (o *overlay) Messages(ctx context.Context, s memento.Scope, thread string, 
 }
 
 // LatestSummary returns the thread's latest summary, when the store keeps
-// them.
+// them, read once a batch: the runs of a batch read their threads as the
+// batch found them.
 func (o *overlay) LatestSummary(ctx context.Context, s memento.Scope, thread string) (*memento.Summary, error) {
 	sr, ok := o.Store.(summaryReader)
 	if !ok {
 		return nil, nil
 	}
-	return sr.LatestSummary(ctx, s, thread)
+	if sum, ok := o.summaries[thread]; ok {
+		return sum, nil
+	}
+	sum, err := sr.LatestSummary(ctx, s, thread)
+	if err != nil {
+		return nil, err
+	}
+	if o.summaries == nil {
+		o.summaries = map[string]*memento.Summary{}
+	}
+	o.summaries[thread] = sum
+	return sum, nil
+}
+
+// threadWindow is a run of a thread's messages as the store listed them:
+// every message with after < Seq <= the last one's, in order.
+type threadWindow struct {
+	after int64
+	msgs  []memento.Message
+}
+
+// Know gives the batch the messages of a thread that the caller read
+// (Messages(thread, afterSeq, n) of the store, in order): the runs read
+// the conversations of their messages from them instead of reading the
+// thread again, one message at a time. A request they do not answer whole
+// goes to the store.
+func (b *Batch) Know(thread string, afterSeq int64, msgs []memento.Message) {
+	if len(msgs) == 0 || !slices.IsSortedFunc(msgs, func(x, y memento.Message) int { return cmp.Compare(x.Seq, y.Seq) }) || msgs[0].Seq <= afterSeq {
+		return
+	}
+	if b.o.threads == nil {
+		b.o.threads = map[string]threadWindow{}
+	}
+	b.o.threads[thread] = threadWindow{after: afterSeq, msgs: msgs}
 }
 
 // Checkpointer is the real store's: a batch's long runs save their

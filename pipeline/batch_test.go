@@ -9,7 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/llm/offline"
 	"github.com/memento-ai/memento/pipeline"
+	"github.com/memento-ai/memento/sqlite"
 )
 
 // conversation is a user's messages whose facts supersede one another, so
@@ -142,5 +144,69 @@ func TestBatchFlushConflictWritesNothing(t *testing.T) {
 	cur := f.current(t)
 	if len(cur["GENRE"]) != 1 || cur["GENRE"][0] == edited || len(cur["DISLIKES"]) != 1 {
 		t.Errorf("memories after the messages ran on their own = %v; want the edit merged with the new facts", cur)
+	}
+}
+
+// threadCounter is a store that counts the reads of a thread's messages.
+type threadCounter struct {
+	*sqlite.DB
+	reads int
+}
+
+func (c *threadCounter) Messages(ctx context.Context, s memento.Scope, thread string, afterSeq int64, limit int) ([]memento.Message, error) {
+	c.reads++
+	return c.DB.Messages(ctx, s, thread, afterSeq, limit)
+}
+
+// TestBatchReadsConversationsFromWhatItKnows gives a batch the thread its
+// messages are in (Batch.Know): its runs read their conversations from it,
+// not from the store, and form what runs one at a time form; a request
+// the known messages do not answer whole goes to the store.
+func TestBatchReadsConversationsFromWhatItKnows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	one, batched := newFixture(t, pipeline.Options{}), newFixture(t, pipeline.Options{})
+	var msgs []memento.Message
+	for _, text := range conversation {
+		one.process(t, one.say(t, text))
+		msgs = append(msgs, batched.say(t, text))
+	}
+	counter := &threadCounter{DB: batched.db}
+	p, err := pipeline.New(batched.model, counter, pipeline.Options{Embedder: offline.NewEmbedder(64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := batched.db.Messages(ctx, batched.s, "t1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.NewBatch(batched.s)
+	b.Know("t1", 0, stored)
+	for _, m := range msgs {
+		if _, err := b.Process(ctx, m); err != nil {
+			t.Fatalf("Batch.Process(%q): %v", m.Text, err)
+		}
+	}
+	if _, err := b.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if counter.reads != 0 {
+		t.Errorf("the runs read the thread %d times; want none, the batch knew it", counter.reads)
+	}
+	if diff := cmp.Diff(history(t, one), history(t, batched)); diff != "" {
+		t.Errorf("memories one at a time (-) and in a batch that knew the thread (+):\n%s", diff)
+	}
+
+	// Known from the fourth message on, the thread does not answer the
+	// third message's conversation (the two before it).
+	b = p.NewBatch(batched.s)
+	b.Know("t1", 3, stored[3:])
+	third := msgs[2]
+	third.ID = "again"
+	if _, err := b.Process(ctx, third); err != nil {
+		t.Fatal(err)
+	}
+	if counter.reads != 1 {
+		t.Errorf("the thread was read %d times for a conversation the batch did not know; want 1", counter.reads)
 	}
 }

@@ -43,8 +43,13 @@ import (
 // Defaults of the backlog's options.
 const (
 	// DefaultBacklogBatch bounds the jobs of one batch: a message brings
-	// up to three, so about forty messages.
-	DefaultBacklogBatch = 128
+	// up to three, so about 170 messages. A batch that stops short of a
+	// burst leaves the rest to another round, which costs a transaction
+	// and a wait for the writer of its own, while the handler writes what
+	// it formed a few messages at a time (engine's backlogChunk) however
+	// large the batch: a bound that covers a client's burst (fifty
+	// messages at once) keeps the burst in one round.
+	DefaultBacklogBatch = 512
 	// backlogPollMin and backlogPollMax bound the wait between tries of a
 	// batch whose user another process holds.
 	backlogPollMin = 2 * time.Millisecond
