@@ -304,10 +304,11 @@ func migrateUser(ctx context.Context, from, to *Engine, s memento.Scope, sum *me
 // back-fill would leave them on either store until it ran, so that recall
 // answers the same. A row without a vector still ranks by its words, and
 // one with a vector also by its meaning, so embedding more than the
-// source has would change the answers: a live store embeds each user
-// message and memory as the pipeline forms them, not the agent's replies.
-// A source with no vector by this embedder at all (written with another
-// one) gets every row embedded.
+// source has would change the answers. The engine's own jobs embed every
+// row they write, but a store written by another program, or by `memento
+// bench` (which embeds the users' messages, not the agent's replies), may
+// hold rows without. A source with no vector by this embedder at all
+// (written with another one) gets every row embedded.
 func copyVectors(ctx context.Context, from, to *Engine, s memento.Scope, doc *memento.UserExport) error {
 	emb, err := to.Embedder(ctx)
 	if err != nil {
