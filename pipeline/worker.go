@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/backlog"
 )
 
 // DefaultCatchUp is how many earlier unprocessed messages of the same user
@@ -40,13 +40,7 @@ type Worker struct {
 	CatchUp int
 	Logger  *slog.Logger
 
-	mu    sync.Mutex
-	locks map[memento.Scope]*userLock
-}
-
-type userLock struct {
-	mu   sync.Mutex
-	refs int
+	locks backlog.Locks
 }
 
 // Handle is the memento.JobHandler of JobRemember. A message that no
@@ -74,7 +68,7 @@ func (w *Worker) Handle(ctx context.Context, kind string, payload json.RawMessag
 // Remember processes the user's earlier unprocessed messages, then the
 // message, under the user's lock, and returns the message's run.
 func (w *Worker) Remember(ctx context.Context, s memento.Scope, message string) (*memento.MemoryRun, error) {
-	unlock := w.lock(s)
+	unlock := w.locks.Lock(s)
 	defer unlock()
 	limit := w.CatchUp
 	if limit == 0 {
@@ -105,36 +99,11 @@ func (w *Worker) Remember(ctx context.Context, s memento.Scope, message string) 
 // messages (the users' backlogs, memento.JobRequest.ByUser) holds it
 // while it runs them in order, so that a remember job of the same user
 // (one that failed in a batch and runs on its own) waits for it.
-func (w *Worker) Lock(s memento.Scope) func() { return w.lock(s) }
+func (w *Worker) Lock(s memento.Scope) func() { return w.locks.Lock(s) }
 
 // Gone reports whether err, from Process or ProcessMessage, says the
 // message or its user no longer exists: the job is then done.
 func Gone(err error) bool { return errGone(err) }
-
-// lock takes the user's lock and returns its release.
-func (w *Worker) lock(s memento.Scope) func() {
-	w.mu.Lock()
-	if w.locks == nil {
-		w.locks = map[memento.Scope]*userLock{}
-	}
-	l := w.locks[s]
-	if l == nil {
-		l = &userLock{}
-		w.locks[s] = l
-	}
-	l.refs++
-	w.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		w.mu.Lock()
-		l.refs--
-		if l.refs == 0 {
-			delete(w.locks, s)
-		}
-		w.mu.Unlock()
-	}
-}
 
 func (w *Worker) logger() *slog.Logger {
 	if w.Logger == nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/task"
 )
 
 var (
@@ -146,7 +147,7 @@ type DB struct {
 
 	// backfill resolves the periods of rows stored before migration 0007
 	// (periods.go); nil when none were left at Open.
-	backfill *periodsBackfill
+	backfill *task.Task
 }
 
 // Open connects to the database at url (postgres://...), creates the
@@ -316,9 +317,7 @@ func applyMigrations(ctx context.Context, conn *pgx.Conn, ms []migration) error 
 func (db *DB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if db.backfill != nil {
-		db.backfill.stop()
-	}
+	db.backfill.Stop()
 	err := db.Stop(ctx)
 	db.pool.Close()
 	return err

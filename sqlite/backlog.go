@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/backlog"
 )
 
 // The users' backlogs (memento.JobRequest.ByUser).
@@ -37,7 +38,7 @@ import (
 // and ends. One writer orders that transaction and every insert, so a job
 // inserted before it is run by the next round and one inserted after it
 // finds job_id cleared and enqueues a new backlog job. A job that has run
-// backlogRounds batches, or for backlogTime, enqueues its successor and
+// backlog.Rounds batches, or for backlog.Share, enqueues its successor and
 // ends, so that one busy user does not keep a worker from the others.
 //
 // The owner (claimBacklog): a batch runs while its queue process owns the
@@ -66,14 +67,6 @@ const (
 	// batch whose user another process holds.
 	backlogPollMin = 2 * time.Millisecond
 	backlogPollMax = 100 * time.Millisecond
-	// backlogRounds and backlogTime bound the batches one backlog job
-	// runs before it hands the user over to a new job, which waits its
-	// turn behind the other users' jobs: a second round takes the jobs
-	// the first one caused (the profile of the events it added) and the
-	// messages that came meanwhile, but a user who keeps writing must not
-	// keep a worker from the others.
-	backlogRounds = 3
-	backlogTime   = 2 * time.Second
 )
 
 // Statements of the backlog's hot path, prepared at Open (commit.go).
@@ -97,14 +90,7 @@ type backlogState struct {
 	mu      sync.Mutex
 	handler memento.BacklogHandler
 	opts    memento.BacklogOptions
-	users   map[memento.Scope]*userLock
-}
-
-// userLock is a user's mutex with a count of its holders and waiters, so
-// the map forgets users nobody waits for.
-type userLock struct {
-	mu   sync.Mutex
-	refs int
+	locks   backlog.Locks
 }
 
 // backlogItem is a job on its way into the backlog.
@@ -215,122 +201,31 @@ func (w *backlogWorker) Work(ctx context.Context, job *river.Job[jobArgs]) error
 		s.Tenant = memento.DefaultTenant
 	}
 	ctx = memento.WithTenant(ctx, s.Tenant)
-	return w.db.runBacklog(ctx, s, w.owner, job.ID, w.handler, w.opts.MaxBatch)
+	return backlog.Run(ctx, steps{w.db}, &w.db.backlog.locks, s, w.owner, job.ID, w.handler, w.opts.MaxBatch)
 }
 
 // Timeout bounds one batch.
 func (w *backlogWorker) Timeout(*river.Job[jobArgs]) time.Duration { return w.opts.Timeout }
 
-// errNoBacklogHandler answers the jobs of a batch in a process that has
-// no backlog handler: each goes to its own kind's handler.
-var errNoBacklogHandler = errors.New("no backlog handler is registered in this queue process")
+// steps are the store's operations on a user's backlog, as
+// backlog.Run takes them.
+type steps struct{ db *DB }
 
-// errNoBacklog says a user has no backlog row (forgotten since the job
-// was enqueued): there is nothing to do.
-var errNoBacklog = errors.New("the user has no backlog")
-
-// runBacklog runs the user's backlog as the queue process owner, for the
-// backlog job jobID: it claims the backlog and runs batches of up to batch
-// jobs with h, recording each, until none is left or the job has had its
-// share (backlogRounds, backlogTime), when it enqueues its successor.
-func (db *DB) runBacklog(ctx context.Context, s memento.Scope, owner string, jobID int64, h memento.BacklogHandler, batch int) error {
-	unlock := db.lockUser(s)
-	defer unlock()
-	if err := db.claimBacklog(ctx, s, owner, jobID); errors.Is(err, errNoBacklog) {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("backlog of %s/%s: %w", s.Tenant, s.User, err)
-	}
-	// The user's backlog is this process's until a round gives it up,
-	// which it must do even when the job ran out of time.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	start := time.Now()
-	for round := 1; ; round++ {
-		jobs, err := db.readBacklog(ctx, s, batch)
-		if err != nil {
-			if _, ferr := db.finishBacklog(fctx, s, owner, jobID, nil, nil, false); ferr != nil {
-				err = errors.Join(err, ferr)
-			}
-			return fmt.Errorf("backlog of %s/%s: %w", s.Tenant, s.User, err)
-		}
-		var results []error
-		if len(jobs) > 0 {
-			results = callBacklog(ctx, h, s, jobs)
-		}
-		stopped := ctx.Err() != nil
-		more := !stopped && len(results) > 0 && round < backlogRounds && time.Since(start) < backlogTime
-		again, err := db.finishBacklog(fctx, s, owner, jobID, jobs, results, more)
-		if err != nil {
-			return fmt.Errorf("backlog of %s/%s: %w", s.Tenant, s.User, err)
-		}
-		if len(results) < len(jobs) && stopped {
-			return fmt.Errorf("backlog of %s/%s: %d of %d jobs done before the batch ended: %w", s.Tenant, s.User, len(results), len(jobs), ctx.Err())
-		}
-		if !again {
-			return nil
-		}
-	}
+func (st steps) Claim(ctx context.Context, s memento.Scope, owner string, jobID int64) error {
+	return st.db.claimBacklog(ctx, s, owner, jobID)
 }
 
-// callBacklog calls h over jobs, or answers every job with
-// errNoBacklogHandler when there is no h. A panic answers the jobs not
-// answered yet with it: the handler's writes so far are kept (they are
-// idempotent), and the jobs run again on their own.
-func callBacklog(ctx context.Context, h memento.BacklogHandler, s memento.Scope, jobs []memento.BacklogJob) (results []error) {
-	if h == nil {
-		results = make([]error, len(jobs))
-		for i := range results {
-			results[i] = errNoBacklogHandler
-		}
-		return results
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err := fmt.Errorf("backlog handler panicked: %v", p)
-			results = make([]error, len(jobs))
-			for i := range results {
-				results[i] = err
-			}
-		}
-	}()
-	results = h(ctx, s, jobs)
-	if len(results) > len(jobs) {
-		results = results[:len(jobs)]
-	}
-	return results
+func (st steps) Read(ctx context.Context, s memento.Scope, batch int) ([]memento.BacklogJob, error) {
+	return st.db.readBacklog(ctx, s, batch)
 }
 
-// lockUser takes this process's lock of the user's backlog and returns its
-// release.
-func (db *DB) lockUser(s memento.Scope) func() {
-	b := &db.backlog
-	b.mu.Lock()
-	if b.users == nil {
-		b.users = map[memento.Scope]*userLock{}
-	}
-	l := b.users[s]
-	if l == nil {
-		l = &userLock{}
-		b.users[s] = l
-	}
-	l.refs++
-	b.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		b.mu.Lock()
-		l.refs--
-		if l.refs == 0 {
-			delete(b.users, s)
-		}
-		b.mu.Unlock()
-	}
+func (st steps) Finish(ctx context.Context, s memento.Scope, owner string, jobID int64, jobs []memento.BacklogJob, results []error, more bool) (bool, error) {
+	return st.db.finishBacklog(ctx, s, owner, jobID, jobs, results, more)
 }
 
 // claimBacklog makes owner the owner of the user's backlog and jobID its
 // job, waiting while another live queue process owns it. Errors:
-// errNoBacklog when the user has no backlog row, ctx's error when it ends
+// backlog.ErrNoBacklog when the user has no backlog row, ctx's error when it ends
 // first.
 func (db *DB) claimBacklog(ctx context.Context, s memento.Scope, owner string, jobID int64) error {
 	wait := backlogPollMin
@@ -364,7 +259,7 @@ func (db *DB) claimBacklog(ctx context.Context, s memento.Scope, owner string, j
 		case claimed:
 			return nil
 		case !exists:
-			return errNoBacklog
+			return backlog.ErrNoBacklog
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -415,7 +310,7 @@ func (db *DB) finishBacklog(ctx context.Context, s memento.Scope, owner string, 
 		ids = append(ids, jobs[i].ID)
 		if err != nil {
 			failed = append(failed, jobs[i].ID)
-			if !errors.Is(err, errNoBacklogHandler) {
+			if !errors.Is(err, backlog.ErrNoHandler) {
 				db.logger.Warn("sqlite: a backlog job failed; it runs again as a job of its own", "user", s.User,
 					"kind", jobs[i].Kind, "backlog", jobs[i].ID, "err", err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/fulltext"
+	"github.com/memento-ai/memento/internal/task"
 )
 
 // periodsColumn resolves what a text said at a time tells of time
@@ -107,13 +108,6 @@ func (db *DB) BackfillPeriods(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// periodsBackfill is the background run of BackfillPeriods that Open
-// starts; Close cancels it and waits for it.
-type periodsBackfill struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
 // startBackfill starts BackfillPeriods in the background when any row
 // still lacks its periods (one look at each partial index of migration
 // 0013, so a store without such rows pays nothing more).
@@ -127,24 +121,14 @@ func (db *DB) startBackfill(ctx context.Context) error {
 	if !pending {
 		return nil
 	}
-	bctx, cancel := context.WithCancel(context.Background())
-	b := &periodsBackfill{cancel: cancel, done: make(chan struct{})}
-	db.backfill = b
-	go func() {
-		defer close(b.done)
+	db.backfill = task.Start(func(ctx context.Context) {
 		start := time.Now()
-		n, err := db.BackfillPeriods(bctx)
-		if err != nil && bctx.Err() == nil {
+		n, err := db.BackfillPeriods(ctx)
+		if err != nil && ctx.Err() == nil {
 			db.logger.Warn("sqlite: back-fill of periods stopped; readers resolve the rest as they read them", "rows", n, "err", err)
 			return
 		}
 		db.logger.Info("sqlite: periods back-filled", "rows", n, "took", time.Since(start).Round(time.Millisecond))
-	}()
+	})
 	return nil
-}
-
-// stop cancels the back-fill and waits for it to end.
-func (b *periodsBackfill) stop() {
-	b.cancel()
-	<-b.done
 }

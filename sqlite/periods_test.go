@@ -116,7 +116,7 @@ func TestPeriodsWrittenAndBackfilled(t *testing.T) {
 	if db.backfill == nil {
 		t.Fatal("Open did not start the back-fill of rows without periods")
 	}
-	<-db.backfill.done
+	<-db.backfill.Done()
 	got = map[string]string{}
 	for id, p := range storedPeriods(t, db) {
 		if p == nil {

@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/task"
 )
 
 // Compile-time checks that *DB provides every service it promises.
@@ -227,7 +228,7 @@ type DB struct {
 
 	// backfill resolves the periods of rows stored before migration 0013
 	// (periods.go); nil when none were left at Open.
-	backfill *periodsBackfill
+	backfill *task.Task
 }
 
 // Open opens (creating if needed) the store in the SQLite file at path and
@@ -360,9 +361,7 @@ func (db *DB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var errs []error
-	if db.backfill != nil {
-		db.backfill.stop()
-	}
+	db.backfill.Stop()
 	if err := db.Stop(ctx); err != nil {
 		errs = append(errs, err)
 	}
