@@ -120,6 +120,11 @@ func PostgresOptions(dsn string) (string, postgres.Options, error) {
 		return "", opts, memento.Errorf(memento.EINVALID, "--db (MEMENTO_DB) %s names no host; write postgres://user@host:5432/database", RedactURL(dsn))
 	}
 	q := u.Query()
+	for _, k := range []string{"search_path", "pool_max_conns"} {
+		if q.Has(k) && strings.TrimSpace(q.Get(k)) == "" {
+			return "", opts, memento.Errorf(memento.EINVALID, "--db (MEMENTO_DB) %s is given without a value; give one or leave the parameter out", k)
+		}
+	}
 	if v := q.Get("search_path"); v != "" {
 		if err := (postgres.Options{Schema: v}).Validate(); err != nil {
 			return "", opts, memento.Errorf(memento.EINVALID, "--db (MEMENTO_DB) search_path: %s", memento.ErrorMessage(err))
