@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,6 +80,10 @@ type Config struct {
 	Built *Scale
 	// BuildOnly stops after building the store, measuring nothing.
 	BuildOnly bool
+	// QueueProfile, when set, receives a CPU profile (pprof) of the
+	// queue's measurements alone, from the workers' start to the end of
+	// the steady stream's drain.
+	QueueProfile io.Writer
 }
 
 func (c Config) withDefaults() Config {
@@ -233,6 +238,9 @@ type RateResult struct {
 	// (a run that failed and was retried on its own): they are not in
 	// Lag.
 	Unseen int `json:"unseen,omitempty"`
+	// Writer is what the store's one writer did from the first append
+	// until every job ended (SQLite).
+	Writer *WriterUse `json:"writer,omitempty"`
 }
 
 // Scale says what the store held.
@@ -291,7 +299,10 @@ type Result struct {
 	QueueLag        *Latency    `json:"queueLag,omitempty"`
 	// QueueAtRate is the message log and queue under a steady stream of
 	// single messages (Config.QueueRate a second).
-	QueueAtRate   *RateResult  `json:"queueAtRate,omitempty"`
+	QueueAtRate *RateResult `json:"queueAtRate,omitempty"`
+	// QueueWriter is what the store's one writer did during the burst of
+	// Queue, on a store that has one (SQLite).
+	QueueWriter   *WriterUse   `json:"queueWriter,omitempty"`
 	DBSCAN        DBSCANResult `json:"dbscan"`
 	CatalogSearch Latency      `json:"catalogSearch"`
 	StoreBytes    int64        `json:"storeBytes"`
@@ -329,6 +340,13 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 		}
 	}
 	res.Scale = *scale
+	// A store measured again (--reuse) must get fresh messages: the ids
+	// and threads of the measured appends carry a tag of the run, so that
+	// none is a repeat the store would skip.
+	tag := ""
+	if cfg.Built != nil {
+		tag = "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
 	if cfg.BuildOnly {
 		res.StoreBytes, err = d.DB.Size(ctx)
 		return res, err
@@ -373,7 +391,7 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 	}
 	logf("measuring message ingest and the pipeline")
 	var fresh []stored
-	if res.IngestAck, fresh, err = measureIngest(ctx, d, vocab, r, measured, max(cfg.Samples, cfg.PipelineMessages)); err != nil {
+	if res.IngestAck, fresh, err = measureIngest(ctx, d, vocab, r, tag, measured, max(cfg.Samples, cfg.PipelineMessages)); err != nil {
 		return nil, err
 	}
 	if res.Pipeline, err = measurePipeline(ctx, d, fresh[:min(len(fresh), cfg.PipelineMessages)], cfg.PipelineRuns); err != nil {
@@ -385,17 +403,23 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 		if d.OnRemembered != nil {
 			d.OnRemembered(obs.remembered)
 		}
-		q, err := measureQueue(ctx, d, vocab, r, measured, cfg.PipelineMessages, obs)
+		if cfg.QueueProfile != nil {
+			if err := pprof.StartCPUProfile(cfg.QueueProfile); err != nil {
+				return nil, fmt.Errorf("profile the queue: %w", err)
+			}
+			defer pprof.StopCPUProfile()
+		}
+		q, err := measureQueue(ctx, d, vocab, r, tag, measured, cfg.PipelineMessages, obs)
 		if err != nil {
 			return nil, err
 		}
-		res.Queue = &q.all
+		res.Queue, res.QueueWriter = &q.all, q.writer
 		if d.OnRemembered != nil {
 			res.QueueRecallable, res.QueueLag = &q.recallable, &q.lag
 		}
 		if cfg.QueueRate > 0 && cfg.QueueSeconds > 0 {
 			logf("measuring the queue under %d messages a second for %d s", cfg.QueueRate, cfg.QueueSeconds)
-			rate, err := measureRate(ctx, d, vocab, r, measured, cfg.QueueRate, cfg.QueueSeconds, obs)
+			rate, err := measureRate(ctx, d, vocab, r, tag, measured, cfg.QueueRate, cfg.QueueSeconds, obs)
 			if err != nil {
 				return nil, err
 			}
@@ -403,6 +427,9 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 				rate.Lag = Latency{}
 			}
 			res.QueueAtRate = rate
+		}
+		if cfg.QueueProfile != nil {
+			pprof.StopCPUProfile()
 		}
 	}
 	if res.StoreBytes, err = d.DB.Size(ctx); err != nil {
@@ -628,13 +655,13 @@ type stored struct {
 // measureIngest times the acknowledgement of single user messages posted
 // to the message log: the append and its jobs, durable, in one
 // transaction. It returns the stored messages for the pipeline.
-func measureIngest(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []memento.Scope, n int) (Latency, []stored, error) {
+func measureIngest(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, tag string, users []memento.Scope, n int) (Latency, []stored, error) {
 	ms := make([]float64, 0, n)
 	out := make([]stored, 0, n)
 	for i := 0; i < n; i++ {
 		s := users[i%len(users)]
-		thread := fmt.Sprintf("bench-ingest-%d", i/len(users)/20)
-		msg := memento.Message{ID: fmt.Sprintf("bench-in-%d", i), Role: memento.RoleUser, Text: v.Statement(r)}
+		thread := fmt.Sprintf("bench-ingest%s-%d", tag, i/len(users)/20)
+		msg := memento.Message{ID: fmt.Sprintf("bench-in%s-%d", tag, i), Role: memento.RoleUser, Text: v.Statement(r)}
 		var jobs func(memento.Message) []memento.JobRequest
 		if d.MessageJobs != nil {
 			jobs = func(m memento.Message) []memento.JobRequest { return d.MessageJobs(s, thread, m) }
@@ -713,6 +740,46 @@ func measurePipeline(ctx context.Context, d Deps, msgs []stored, runs int) (Thro
 type queueRun struct {
 	all, recallable Throughput
 	lag             Latency
+	writer          *WriterUse
+}
+
+// WriterUse is what a store's one writer did during a measurement: its
+// share of the wall time spent on batches and, of that, on commits
+// waiting for the disk, its commits and the writes they held.
+type WriterUse struct {
+	BusyShare       float64 `json:"busyShare"`
+	SyncShare       float64 `json:"syncShare"`
+	Commits         int64   `json:"commits"`
+	Writes          int64   `json:"writes"`
+	WritesPerCommit float64 `json:"writesPerCommit"`
+}
+
+// writerStats is a store with one writer.
+type writerStats interface {
+	WriterStats() memento.WriterStats
+}
+
+// writerUse returns what the writer of db did since before, over secs of
+// wall time; nil for a store without one writer.
+func writerUse(db any, before memento.WriterStats, secs float64) *WriterUse {
+	w, ok := db.(writerStats)
+	if !ok || secs <= 0 {
+		return nil
+	}
+	d := w.WriterStats().Sub(before)
+	u := &WriterUse{BusyShare: round3(d.BusySeconds / secs), SyncShare: round3(d.SyncSeconds / secs), Commits: d.Commits, Writes: d.Writes}
+	if d.Commits > 0 {
+		u.WritesPerCommit = round3(float64(d.Writes) / float64(d.Commits))
+	}
+	return u
+}
+
+// readWriter reads the writer's counters of db, if it has one writer.
+func readWriter(db any) memento.WriterStats {
+	if w, ok := db.(writerStats); ok {
+		return w.WriterStats()
+	}
+	return memento.WriterStats{}
 }
 
 // measureQueue starts the workers, lets them finish every pending job
@@ -721,7 +788,7 @@ type queueRun struct {
 // every job has ended: the message log's end-to-end throughput. With obs
 // told of the memories written, it also measures until the memories of
 // every message were written, and each message's lag.
-func measureQueue(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []memento.Scope, n int, obs *lagObserver) (queueRun, error) {
+func measureQueue(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, tag string, users []memento.Scope, n int, obs *lagObserver) (queueRun, error) {
 	if err := d.StartWorkers(ctx); err != nil {
 		return queueRun{}, err
 	}
@@ -729,13 +796,14 @@ func measureQueue(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []m
 		return queueRun{}, err
 	}
 	ids := make([]string, 0, n)
+	wstart := readWriter(d.DB)
 	start := time.Now()
 	for i := 0; i < n; i += 50 {
 		s := users[(i/50)%len(users)]
-		thread := fmt.Sprintf("bench-queue-%d", i/50)
+		thread := fmt.Sprintf("bench-queue%s-%d", tag, i/50)
 		var batch []memento.Message
 		for j := i; j < min(i+50, n); j++ {
-			batch = append(batch, memento.Message{ID: fmt.Sprintf("bench-q-%d", j), Role: memento.RoleUser, Text: v.Statement(r)})
+			batch = append(batch, memento.Message{ID: fmt.Sprintf("bench-q%s-%d", tag, j), Role: memento.RoleUser, Text: v.Statement(r)})
 		}
 		var jobs func(memento.Message) []memento.JobRequest
 		if d.MessageJobs != nil {
@@ -754,7 +822,7 @@ func measureQueue(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []m
 		return queueRun{}, err
 	}
 	secs := time.Since(start).Seconds()
-	out := queueRun{all: Throughput{Messages: n, Seconds: round3(secs), MsgsPerSec: round3(float64(n) / secs)}}
+	out := queueRun{all: Throughput{Messages: n, Seconds: round3(secs), MsgsPerSec: round3(float64(n) / secs)}, writer: writerUse(d.DB, wstart, secs)}
 	lags, last, _ := obs.lags(ids)
 	out.lag = summarise(lags)
 	if !last.IsZero() {
@@ -773,7 +841,7 @@ const rateClients = 32
 // while the workers run, and measures the acknowledgements, the lag from
 // each acknowledgement to the message's memories being recallable, and
 // the time until every job ended.
-func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []memento.Scope, rate, seconds int, obs *lagObserver) (*RateResult, error) {
+func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, tag string, users []memento.Scope, rate, seconds int, obs *lagObserver) (*RateResult, error) {
 	n := rate * seconds
 	texts := make([]string, n)
 	for i := range texts {
@@ -784,6 +852,7 @@ func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []me
 	var next atomic.Int64
 	var lastAck atomic.Int64
 	errs := make(chan error, rateClients)
+	wstart := readWriter(d.DB)
 	start := time.Now().Add(10 * time.Millisecond)
 	var wg sync.WaitGroup
 	for range rateClients {
@@ -799,8 +868,8 @@ func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []me
 					time.Sleep(wait)
 				}
 				s := users[i%len(users)]
-				thread := "bench-rate-" + s.User
-				m := memento.Message{ID: fmt.Sprintf("bench-r-%d", i), Role: memento.RoleUser, Text: texts[i]}
+				thread := "bench-rate" + tag + "-" + s.User
+				m := memento.Message{ID: fmt.Sprintf("bench-r%s-%d", tag, i), Role: memento.RoleUser, Text: texts[i]}
 				var jobs func(memento.Message) []memento.JobRequest
 				if d.MessageJobs != nil {
 					jobs = func(m memento.Message) []memento.JobRequest { return d.MessageJobs(s, thread, m) }
@@ -842,6 +911,7 @@ func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, users []me
 		IngestAck:      summarise(ackMs),
 		Lag:            summarise(lags),
 		Unseen:         unseen,
+		Writer:         writerUse(d.DB, wstart, end.Sub(start).Seconds()),
 	}, nil
 }
 

@@ -192,6 +192,27 @@ func TestRunTiny(t *testing.T) {
 		}
 	}
 
+	// The writer's use during the burst is reported on SQLite.
+	if w := res.QueueWriter; w == nil || w.Commits <= 0 || w.Writes < w.Commits || w.BusyShare <= 0 || w.SyncShare > w.BusyShare {
+		t.Errorf("writer during the burst = %+v", w)
+	}
+
+	// Measured again (memento bench --reuse), the store gets fresh
+	// messages: none is a repeat the store skips, so every one is
+	// processed and seen remembered again.
+	again := cfg
+	again.Built, again.QueueRate = &res.Scale, -1
+	if err := db.Stop(ctx); err != nil { // a new process would start its queue anew
+		t.Fatal(err)
+	}
+	res2, err := Run(ctx, d, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := res2.QueueLag; l == nil || l.Samples != 40 || res2.IngestAck.Samples != res.IngestAck.Samples {
+		t.Errorf("measured again: ingest %+v, lag %+v; want every message fresh and seen remembered", res2.IngestAck, l)
+	}
+
 	files, err := Plot(t.TempDir(), res)
 	if err != nil {
 		t.Fatal(err)

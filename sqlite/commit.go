@@ -79,8 +79,11 @@ type committer struct {
 
 	// taken counts the requests the committer took from the queue;
 	// batches and requests count the commits and the requests they
-	// committed. For tests and diagnostics.
+	// committed; busy and committing are the nanoseconds the writer spent
+	// on batches (from BEGIN to the answers) and on their COMMITs. For
+	// tests and diagnostics (DB.WriterStats).
 	taken, batches, requests atomic.Int64
+	busy, committing         atomic.Int64
 }
 
 func newCommitter(write *sql.DB, prepare func(ctx context.Context)) *committer {
@@ -168,7 +171,9 @@ func (c *committer) loop() {
 		if first == nil {
 			return
 		}
+		start := time.Now()
 		c.run(first)
+		c.busy.Add(int64(time.Since(start)))
 	}
 }
 
@@ -224,6 +229,17 @@ func (c *committer) run(first *commitRequest) {
 	}
 	start := time.Now()
 	var ran []*commitRequest // run without error, not yet answered
+	// failed are the requests that failed, with their errors, answered
+	// once the batch has committed: a failure can be due to a request
+	// before it in the batch (a turn whose thread another turn of the
+	// batch moved on), and a caller who reads the store again to try
+	// again must find that request's writes there.
+	var failed []failedRequest
+	defer func() {
+		for _, f := range failed {
+			f.r.done <- f.err
+		}
+	}()
 	for r, n := first, 1; r != nil; r, n = c.next(n, start), n+1 {
 		if !r.start() {
 			continue
@@ -238,12 +254,18 @@ func (c *committer) run(first *commitRequest) {
 			c.retry(ran)
 			return
 		case err != nil:
-			r.done <- err
+			failed = append(failed, failedRequest{r, err})
 		default:
 			ran = append(ran, r)
 		}
 	}
 	c.commit(tx, ran)
+}
+
+// failedRequest is a request of a batch that failed, with its error.
+type failedRequest struct {
+	r   *commitRequest
+	err error
 }
 
 // next returns a waiting request for a batch that holds n requests and
@@ -264,6 +286,7 @@ func (c *committer) retry(pending []*commitRequest) {
 			return
 		}
 		var ran []*commitRequest
+		var failed []failedRequest
 		dead := false
 		for i, r := range pending {
 			err, fatal := runRequest(tx, r)
@@ -275,13 +298,20 @@ func (c *committer) retry(pending []*commitRequest) {
 				break
 			}
 			if err != nil {
-				r.done <- err
+				failed = append(failed, failedRequest{r, err})
 				continue
 			}
 			ran = append(ran, r)
 		}
 		if !dead {
 			c.commit(tx, ran)
+		}
+		// Answered after the commit, as in run; after a fatal error,
+		// what they failed on is gone too.
+		for _, f := range failed {
+			f.r.done <- f.err
+		}
+		if !dead {
 			return
 		}
 	}
@@ -311,7 +341,9 @@ func (c *committer) begin(batch []*commitRequest) (*sql.Tx, bool) {
 
 // commit commits the batch and answers the requests that ran in it.
 func (c *committer) commit(tx *sql.Tx, ran []*commitRequest) {
+	start := time.Now()
 	err := tx.Commit()
+	c.committing.Add(int64(time.Since(start)))
 	if err != nil {
 		err = fmt.Errorf("commit: %w", err)
 	}
@@ -319,6 +351,21 @@ func (c *committer) commit(tx *sql.Tx, ran []*commitRequest) {
 	c.requests.Add(int64(len(ran)))
 	for _, r := range ran {
 		r.done <- err
+	}
+}
+
+// WriterStats says how much the one writer has done since Open: its
+// group commits, the writes they committed, and the time it spent on
+// batches and, of that, on their COMMITs (which wait for the disk). The
+// writer's share of a span of wall time, from two readings, says whether
+// it is what limits the writes.
+func (db *DB) WriterStats() memento.WriterStats {
+	c := db.commits
+	return memento.WriterStats{
+		Commits:     c.batches.Load(),
+		Writes:      c.requests.Load(),
+		BusySeconds: time.Duration(c.busy.Load()).Seconds(),
+		SyncSeconds: time.Duration(c.committing.Load()).Seconds(),
 	}
 }
 
@@ -387,13 +434,14 @@ func callRequest(ctx context.Context, tx *sql.Tx, fn func(ctx context.Context, t
 type execQuerier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// stmtTx is a write transaction that runs the statements prepared at Open
-// (by their text) as prepared statements, and parses any other.
+// stmtTx is a write transaction that runs the statements the writer has
+// prepared (by their text) as prepared statements, and parses any other.
 type stmtTx struct {
 	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
+	stmts *stmtCache
 }
 
 // prepared wraps tx so the prepared statements serve it.
@@ -401,7 +449,7 @@ func (db *DB) prepared(tx *sql.Tx) stmtTx { return stmtTx{tx: tx, stmts: db.writ
 
 // ExecContext runs query in the transaction.
 func (t stmtTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st, ok := t.stmts[query]; ok {
+	if st := t.stmts.get(query); st != nil {
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return t.tx.ExecContext(ctx, query, args...)
@@ -409,23 +457,144 @@ func (t stmtTx) ExecContext(ctx context.Context, query string, args ...any) (sql
 
 // QueryRowContext runs query in the transaction.
 func (t stmtTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st, ok := t.stmts[query]; ok {
+	if st := t.stmts.get(query); st != nil {
 		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+// QueryContext runs query in the transaction.
+func (t stmtTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmts.get(query); st != nil {
+		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return t.tx.QueryContext(ctx, query, args...)
+}
+
+// stmtCache holds the writer's prepared statements: those of
+// preparedWrites, prepared at Open, and those the writes run often,
+// learned as they run. A statement cannot be prepared for later use while
+// a transaction holds the writer's one connection, so a statement run
+// unprepared is only noted; once it has run stmtLearnAfter times, the
+// committer prepares it before its next transaction (prepareWanted).
+// Parsing the statements of the preference, event and profile writes took
+// a tenth of the writer's time before.
+type stmtCache struct {
+	write  *sql.DB
+	mu     sync.RWMutex
+	stmts  map[string]*sql.Stmt
+	wanted map[string]int // statements run unprepared, with their count
+	failed map[string]bool
+}
+
+// Bounds of the learned statements: stmtCacheMax prepared ones at most
+// (statements built with a variable number of parameters must not fill
+// memory), and what has run stmtLearnAfter times is prepared.
+const (
+	stmtCacheMax   = 256
+	stmtLearnAfter = 3
+)
+
+func newStmtCache(write *sql.DB) *stmtCache {
+	return &stmtCache{write: write, stmts: map[string]*sql.Stmt{}, wanted: map[string]int{}, failed: map[string]bool{}}
+}
+
+// get returns the prepared statement of query, or nil (noting the query)
+// when there is none.
+func (c *stmtCache) get(query string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	st := c.stmts[query]
+	c.mu.RUnlock()
+	if st != nil {
+		return st
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.stmts) >= stmtCacheMax || c.failed[query] {
+		return nil
+	}
+	if len(c.wanted) >= stmtCacheMax {
+		// One-off statements fill the notes: start them over.
+		clear(c.wanted)
+	}
+	c.wanted[query]++
+	return nil
+}
+
+// prepare prepares query on the writer and keeps it. It must not run while
+// a transaction holds the writer's connection: it would wait for it.
+func (c *stmtCache) prepare(ctx context.Context, query string) error {
+	st, err := c.write.PrepareContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.stmts[query]; old != nil {
+		old.Close()
+	}
+	c.stmts[query] = st
+	return nil
+}
+
+// prepareWanted prepares the statements run stmtLearnAfter times
+// unprepared; the committer calls it before a transaction, while the
+// writer's connection is free. A statement that does not prepare is not
+// tried again (it runs unprepared, and fails there as it would anyway).
+func (c *stmtCache) prepareWanted(ctx context.Context) {
+	if c == nil {
+		return
+	}
+	var due []string
+	c.mu.Lock()
+	for q, n := range c.wanted {
+		if n >= stmtLearnAfter && len(c.stmts)+len(due) < stmtCacheMax {
+			due = append(due, q)
+			delete(c.wanted, q)
+		}
+	}
+	c.mu.Unlock()
+	for _, q := range due {
+		if err := c.prepare(ctx, q); err != nil {
+			c.mu.Lock()
+			c.failed[q] = true
+			c.mu.Unlock()
+		}
+	}
+}
+
+// close closes every prepared statement.
+func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	clear(c.stmts)
+}
+
+// size returns how many statements are prepared.
+func (c *stmtCache) size() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.stmts)
 }
 
 // prepareWrites prepares the statements of preparedWrites on the writer.
 // The writer pool has one connection, so each is parsed once; should the
 // connection be replaced, database/sql prepares them again on the new one.
 func (db *DB) prepareWrites(ctx context.Context) error {
-	db.writeStmts = make(map[string]*sql.Stmt, len(preparedWrites))
+	db.writeStmts = newStmtCache(db.write)
 	for _, q := range preparedWrites {
-		st, err := db.write.PrepareContext(ctx, q)
-		if err != nil {
+		if err := db.writeStmts.prepare(ctx, q); err != nil {
 			return fmt.Errorf("prepare %.40q...: %w", q, err)
 		}
-		db.writeStmts[q] = st
 	}
 	return nil
 }

@@ -313,3 +313,48 @@ func TestUrgentWritesGoFirst(t *testing.T) {
 		t.Errorf("the committer ran %v, want %v", order, want)
 	}
 }
+
+// TestWriterLearnsItsStatements checks that statements the writes run
+// often, beyond those prepared at Open, are prepared once they have run a
+// few times, and that the writes still do what they did.
+func TestWriterLearnsItsStatements(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	before := db.writeStmts.size()
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "learner"}
+	for i := range 2 * stmtLearnAfter {
+		if _, err := db.AddEvents(ctx, s, []memento.Event{{Type: memento.EventWatched, TitleID: fmt.Sprintf("tt%07d", i+1)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := db.writeStmts.size(); after <= before {
+		t.Fatalf("prepared statements: %d before, %d after %d event writes; want more", before, after, 2*stmtLearnAfter)
+	}
+	events, err := db.Events(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2*stmtLearnAfter {
+		t.Fatalf("stored %d events, want %d", len(events), 2*stmtLearnAfter)
+	}
+}
+
+// TestStatementCacheBound checks that one-off statements do not grow the
+// cache past its bound.
+func TestStatementCacheBound(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	for i := range 3 * stmtCacheMax {
+		q := fmt.Sprintf("SELECT %d", i)
+		for range stmtLearnAfter {
+			db.writeStmts.get(q)
+		}
+		if i%50 == 0 {
+			db.writeStmts.prepareWanted(ctx)
+		}
+	}
+	db.writeStmts.prepareWanted(ctx)
+	if n := db.writeStmts.size(); n > stmtCacheMax {
+		t.Fatalf("%d prepared statements, bound %d", n, stmtCacheMax)
+	}
+}

@@ -90,7 +90,7 @@ func (db *DB) insertEvents(ctx context.Context, tx *sql.Tx, s memento.Scope, eve
 			e.At = now
 		}
 		e.Tenant, e.User, e.At, e.CreatedAt = s.Tenant, s.User, e.At.UTC(), now
-		res, err := tx.ExecContext(ctx, `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)
+		res, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, user_id, id) DO NOTHING`,
 			e.Tenant, e.User, e.ID, string(e.Type), e.TitleID, e.Value, nanos(e.At), nanos(e.CreatedAt))
 		if err != nil {

@@ -289,7 +289,7 @@ func (db *DB) PutVectors(ctx context.Context, s memento.Scope, embedder string, 
 	}
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
 		for id, v := range memories {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO memory_vectors (memory_pk, embedder, embedding)
+			if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO memory_vectors (memory_pk, embedder, embedding)
 				SELECT pk, ?, ? FROM memories WHERE tenant_id = ? AND user_id = ? AND id = ?
 				ON CONFLICT (memory_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
 				embedder, memVectorBytes(v), s.Tenant, s.User, id); err != nil {
@@ -297,7 +297,7 @@ func (db *DB) PutVectors(ctx context.Context, s memento.Scope, embedder string, 
 			}
 		}
 		for id, v := range messages {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO message_vectors (message_pk, embedder, embedding)
+			if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO message_vectors (message_pk, embedder, embedding)
 				SELECT pk, ?, ? FROM messages WHERE tenant_id = ? AND user_id = ? AND id = ?
 				ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
 				embedder, memVectorBytes(v), s.Tenant, s.User, id); err != nil {

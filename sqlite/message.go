@@ -134,10 +134,19 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 	now := db.now()
 	stored := make([]memento.Message, 0, len(msgs))
 	inserted := make([]bool, 0, len(msgs))
+	// The new messages are written with multi-row statements: each
+	// statement makes the full-text indexes flush what it added as one
+	// segment, so one statement per message would write a segment (and
+	// later merge it) per message.
+	var fresh []memento.Message
+	byID := map[string]int{} // index in stored of each id of this call
 	for _, m := range msgs {
 		if m.ID != "" {
-			old, err := scanMessage(tx.QueryRowContext(ctx, sqlMessageByID, s.Tenant, s.User, m.ID))
-			if err == nil {
+			old, found, err := db.storedMessage(ctx, tx, s, m.ID, stored, byID)
+			if err != nil {
+				return nil, nil, err
+			}
+			if found {
 				// The same message again is a retry, answered with what
 				// was stored; another message under its id would be
 				// lost, so it is refused.
@@ -148,8 +157,6 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 				stored = append(stored, old)
 				inserted = append(inserted, false)
 				continue
-			} else if !errors.Is(err, sql.ErrNoRows) {
-				return nil, nil, fmt.Errorf("look up message %s: %w", m.ID, err)
 			}
 		} else {
 			m.ID = newID("msg_")
@@ -160,14 +167,17 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 		seq++
 		m.Tenant, m.User, m.Thread, m.Seq = s.Tenant, s.User, thread, seq
 		m.At, m.CreatedAt = m.At.UTC(), now
-		label, confidence := emotionColumns(m.Emotion)
-		if _, err := tx.ExecContext(ctx, sqlInsertMessage,
-			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt), label, confidence,
-			periodsColumn(m.Text, m.At)); err != nil {
-			return nil, nil, fmt.Errorf("insert message %s: %w", m.ID, err)
-		}
+		byID[m.ID] = len(stored)
 		stored = append(stored, m)
 		inserted = append(inserted, true)
+		fresh = append(fresh, m)
+	}
+	for len(fresh) > 0 {
+		n := min(len(fresh), messageRows)
+		if err := insertMessageRows(ctx, tx, fresh[:n]); err != nil {
+			return nil, nil, err
+		}
+		fresh = fresh[n:]
 	}
 	if !slices.Contains(inserted, true) {
 		return stored, inserted, nil // a pure repeat changes nothing
@@ -177,6 +187,48 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 		return nil, nil, fmt.Errorf("update thread: %w", err)
 	}
 	return stored, inserted, nil
+}
+
+// messageRows bounds the messages of one multi-row insert: twelve
+// parameters each, under SQLite's limit of 32,766.
+const messageRows = 500
+
+// storedMessage finds the message id of the user: one stored earlier in
+// this call (stored, byID), or in the store.
+func (db *DB) storedMessage(ctx context.Context, tx stmtTx, s memento.Scope, id string, stored []memento.Message, byID map[string]int) (memento.Message, bool, error) {
+	if i, ok := byID[id]; ok {
+		return stored[i], true, nil
+	}
+	old, err := scanMessage(tx.QueryRowContext(ctx, sqlMessageByID, s.Tenant, s.User, id))
+	if err == nil {
+		return old, true, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return old, false, fmt.Errorf("look up message %s: %w", id, err)
+	}
+	return old, false, nil
+}
+
+// insertMessageRows inserts msgs, complete with their ids and sequence
+// numbers, with one statement.
+func insertMessageRows(ctx context.Context, tx stmtTx, msgs []memento.Message) error {
+	query := sqlInsertMessage
+	if len(msgs) > 1 {
+		query += strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", len(msgs)-1)
+	}
+	args := make([]any, 0, 12*len(msgs))
+	for _, m := range msgs {
+		label, confidence := emotionColumns(m.Emotion)
+		args = append(args, m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt), label, confidence,
+			periodsColumn(m.Text, m.At))
+	}
+	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+		if len(msgs) == 1 {
+			return fmt.Errorf("insert message %s: %w", msgs[0].ID, err)
+		}
+		return fmt.Errorf("insert %d messages (%s to %s): %w", len(msgs), msgs[0].ID, msgs[len(msgs)-1].ID, err)
+	}
+	return nil
 }
 
 // messageColumns are the columns scanMessage reads, in its order.

@@ -161,6 +161,34 @@ func TestAppendMessagesIsIdempotent(t *testing.T) {
 	}
 }
 
+// TestAppendRepeatsWithinOneCall checks that an id given twice in one call
+// (now written with one multi-row statement) is stored once, and that a
+// second, different message under the same id fails the whole call.
+func TestAppendRepeatsWithinOneCall(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	s := memento.Scope{User: "ann"}
+	m := memento.Message{ID: "m1", Role: memento.RoleUser, Text: "I loved Heat"}
+	res, err := db.AppendMessages(ctx, s, "t1", []memento.Message{m, {Role: memento.RoleAssistant, Text: "Noted"}, m}, messageJobs("extract", s))
+	if err != nil {
+		t.Fatalf("AppendMessages: %v", err)
+	}
+	if res.Inserted != 2 || res.Duplicates != 1 || res.Messages[2].Seq != 1 || res.Messages[1].Seq != 2 {
+		t.Fatalf("append = %+v, want m1 (seq 1) and the answer (seq 2) stored, the repeat of m1 answered as seq 1", res)
+	}
+	_, err = db.AppendMessages(ctx, s, "t1", []memento.Message{
+		{ID: "m9", Role: memento.RoleUser, Text: "one"}, {ID: "m9", Role: memento.RoleUser, Text: "another"},
+	}, messageJobs("extract", s))
+	wantCode(t, err, memento.ECONFLICT)
+	page, err := db.Messages(ctx, s, "t1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 2 {
+		t.Fatalf("thread holds %d messages, want the 2 of the first call (the refused call wrote nothing)", len(page))
+	}
+}
+
 func TestScopesAreIsolated(t *testing.T) {
 	ctx := context.Background()
 	db := sqlitetest.Open(t)

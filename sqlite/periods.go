@@ -63,7 +63,7 @@ func (db *DB) BackfillPeriods(ctx context.Context) (int, error) {
 		for {
 			n := 0
 			err := db.writeTx(ctx, func(tx *sql.Tx) error {
-				rows, err := tx.QueryContext(ctx, `SELECT pk, `+t.text+`, `+t.at+` FROM `+t.table+`
+				rows, err := db.prepared(tx).QueryContext(ctx, `SELECT pk, `+t.text+`, `+t.at+` FROM `+t.table+`
 					WHERE periods IS NULL ORDER BY pk LIMIT ?`, backfillBatch)
 				if err != nil {
 					return err
@@ -89,7 +89,7 @@ func (db *DB) BackfillPeriods(ctx context.Context) (int, error) {
 					return err
 				}
 				for _, r := range todo {
-					if _, err := tx.ExecContext(ctx, `UPDATE `+t.table+` SET periods = ? WHERE pk = ?`, r.periods, r.pk); err != nil {
+					if _, err := db.prepared(tx).ExecContext(ctx, `UPDATE `+t.table+` SET periods = ? WHERE pk = ?`, r.periods, r.pk); err != nil {
 						return err
 					}
 				}

@@ -177,7 +177,7 @@ func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []me
 		// reads, once it has committed.
 		seen = map[string]cachedPrefs{}
 		for embedder, cur := range current {
-			version, stamps, err := preferenceStamps(ctx, tx, s, embedder)
+			version, stamps, err := preferenceStamps(ctx, db.prepared(tx), s, embedder)
 			if err != nil {
 				return err
 			}
@@ -246,7 +246,7 @@ func (c *prefCache) put(k prefKey, v cachedPrefs) {
 
 // preferenceStamps reads the user's preference version and the id and
 // update time of each of the user's preferences of embedder.
-func preferenceStamps(ctx context.Context, tx *sql.Tx, s memento.Scope, embedder string) (int64, map[string]int64, error) {
+func preferenceStamps(ctx context.Context, tx stmtTx, s memento.Scope, embedder string) (int64, map[string]int64, error) {
 	var version int64
 	err := tx.QueryRowContext(ctx, `SELECT version FROM preference_state WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User).Scan(&version)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -275,7 +275,7 @@ func preferenceStamps(ctx context.Context, tx *sql.Tx, s memento.Scope, embedder
 // current, else read in full.
 func (db *DB) currentPreferences(ctx context.Context, tx *sql.Tx, s memento.Scope, embedder string) ([]memento.Preference, error) {
 	if c, ok := db.prefCache.get(prefKey{s, embedder}); ok {
-		version, stamps, err := preferenceStamps(ctx, tx, s, embedder)
+		version, stamps, err := preferenceStamps(ctx, db.prepared(tx), s, embedder)
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +283,7 @@ func (db *DB) currentPreferences(ctx context.Context, tx *sql.Tx, s memento.Scop
 			return slices.Clone(c.prefs), nil
 		}
 	}
-	cur, err := db.queryPreferences(ctx, tx, `WHERE p.tenant_id = ? AND p.user_id = ? AND p.embedder = ?`, s.Tenant, s.User, embedder)
+	cur, err := db.queryPreferences(ctx, db.prepared(tx), `WHERE p.tenant_id = ? AND p.user_id = ? AND p.embedder = ?`, s.Tenant, s.User, embedder)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +299,7 @@ func (db *DB) currentPreferences(ctx context.Context, tx *sql.Tx, s memento.Scop
 func (db *DB) writePreferencesTx(ctx context.Context, tx *sql.Tx, s memento.Scope, w memento.PreferenceWrite, current []memento.Preference, res *memento.PreferenceWriteResult) ([]string, error) {
 	now := db.now()
 	if w.Source != "" {
-		r, err := tx.ExecContext(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
+		r, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
 			VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, w.Source, nanos(now))
 		if err != nil {
 			return nil, fmt.Errorf("record source: %w", err)
@@ -351,7 +351,7 @@ func (db *DB) refreshPreferences(ctx context.Context, tx *sql.Tx, s memento.Scop
 	if err != nil {
 		return nil, err
 	}
-	fresh, err := db.queryPreferences(ctx, tx, `WHERE p.tenant_id = ? AND p.user_id = ? AND p.embedder = ? AND p.id IN (SELECT value FROM json_each(?))`,
+	fresh, err := db.queryPreferences(ctx, db.prepared(tx), `WHERE p.tenant_id = ? AND p.user_id = ? AND p.embedder = ? AND p.id IN (SELECT value FROM json_each(?))`,
 		s.Tenant, s.User, embedder, string(list))
 	if err != nil {
 		return nil, err
@@ -391,7 +391,7 @@ func (db *DB) insertPreference(ctx context.Context, tx *sql.Tx, s memento.Scope,
 	if last.IsZero() {
 		last = first
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO preferences (tenant_id, user_id, id, concept, kind, weight, evidence, sources,
+	_, err = db.prepared(tx).ExecContext(ctx, `INSERT INTO preferences (tenant_id, user_id, id, concept, kind, weight, evidence, sources,
 			embedder, dim, vector, first_seen, last_seen, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.Tenant, s.User, p.ID, p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources,
@@ -410,7 +410,7 @@ func (db *DB) updatePreference(ctx context.Context, tx *sql.Tx, s memento.Scope,
 	if err != nil {
 		return err
 	}
-	r, err := tx.ExecContext(ctx, `UPDATE preferences SET concept = ?, kind = ?, weight = ?, evidence = ?, sources = ?,
+	r, err := db.prepared(tx).ExecContext(ctx, `UPDATE preferences SET concept = ?, kind = ?, weight = ?, evidence = ?, sources = ?,
 			embedder = ?, dim = ?, vector = ?, first_seen = ?, last_seen = ?, updated_at = ?
 		WHERE tenant_id = ? AND user_id = ? AND id = ?`,
 		p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources, p.Embedder, len(p.Vector), encodePrefVector(p.Vector),
@@ -430,7 +430,7 @@ func (db *DB) updatePreference(ctx context.Context, tx *sql.Tx, s memento.Scope,
 // enqueues a clustering job unless one is pending (and not stale).
 func (db *DB) bumpPreferenceVersion(ctx context.Context, tx *sql.Tx, s memento.Scope, now time.Time) error {
 	var requested sql.NullInt64
-	err := tx.QueryRowContext(ctx, `INSERT INTO preference_state (tenant_id, user_id, version) VALUES (?, ?, 1)
+	err := db.prepared(tx).QueryRowContext(ctx, `INSERT INTO preference_state (tenant_id, user_id, version) VALUES (?, ?, 1)
 		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = version + 1
 		RETURNING cluster_requested_at`, s.Tenant, s.User).Scan(&requested)
 	if err != nil {
@@ -445,7 +445,7 @@ func (db *DB) bumpPreferenceVersion(ctx context.Context, tx *sql.Tx, s memento.S
 // requestPreferenceClusters enqueues a clustering job in the user's
 // backlog and marks it pending.
 func (db *DB) requestPreferenceClusters(ctx context.Context, tx *sql.Tx, s memento.Scope, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE preference_state SET cluster_requested_at = ? WHERE tenant_id = ? AND user_id = ?`,
+	if _, err := db.prepared(tx).ExecContext(ctx, `UPDATE preference_state SET cluster_requested_at = ? WHERE tenant_id = ? AND user_id = ?`,
 		nanos(now), s.Tenant, s.User); err != nil {
 		return fmt.Errorf("mark clustering pending: %w", err)
 	}
@@ -546,7 +546,7 @@ func (db *DB) DeletePreference(ctx context.Context, s memento.Scope, id string) 
 		return err
 	}
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `DELETE FROM preferences WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, id)
+		r, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM preferences WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, id)
 		if err != nil {
 			return err
 		}
@@ -556,7 +556,7 @@ func (db *DB) DeletePreference(ctx context.Context, s memento.Scope, id string) 
 			return memento.Errorf(memento.ENOTFOUND, "preference %q not found", id)
 		}
 		// A cluster left without members goes too.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM preference_clusters AS c WHERE c.tenant_id = ? AND c.user_id = ?
+		if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM preference_clusters AS c WHERE c.tenant_id = ? AND c.user_id = ?
 			AND NOT EXISTS (SELECT 1 FROM preference_cluster_members m
 				WHERE m.tenant_id = c.tenant_id AND m.user_id = c.user_id AND m.cluster_id = c.id)`, s.Tenant, s.User); err != nil {
 			return err
@@ -609,24 +609,24 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 	}
 	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&n); err != nil {
+		if err := db.prepared(tx).QueryRowContext(ctx, `SELECT count(*) FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {
 			return memento.Errorf(memento.ENOTFOUND, "user %q not found", s.User)
 		}
 		now := db.now()
-		if _, err := tx.ExecContext(ctx, `DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
+		if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
 			return fmt.Errorf("delete old clusters: %w", err)
 		}
 		for _, c := range clusters {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO preference_clusters (tenant_id, user_id, id, description, signature, version, created_at)
+			if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO preference_clusters (tenant_id, user_id, id, description, signature, version, created_at)
 				VALUES (?, ?, ?, ?, ?, ?, ?)`, s.Tenant, s.User, c.ID, c.Description, c.Signature, version, nanos(now)); err != nil {
 				return fmt.Errorf("insert cluster %s: %w", c.ID, err)
 			}
 			kept := int64(0)
 			for pos, m := range c.Members {
-				r, err := tx.ExecContext(ctx, `INSERT INTO preference_cluster_members (tenant_id, user_id, cluster_id, preference_id, stance, position)
+				r, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO preference_cluster_members (tenant_id, user_id, cluster_id, preference_id, stance, position)
 					SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM preferences WHERE tenant_id = ? AND user_id = ? AND id = ?)
 					ON CONFLICT DO NOTHING`,
 					s.Tenant, s.User, c.ID, m.Preference, m.Stance, pos, s.Tenant, s.User, m.Preference)
@@ -640,13 +640,13 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 				kept += k
 			}
 			if kept == 0 {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, c.ID); err != nil {
+				if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, c.ID); err != nil {
 					return err
 				}
 			}
 		}
 		var current int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO preference_state (tenant_id, user_id) VALUES (?, ?)
+		err := db.prepared(tx).QueryRowContext(ctx, `INSERT INTO preference_state (tenant_id, user_id) VALUES (?, ?)
 			ON CONFLICT (tenant_id, user_id) DO UPDATE SET clustered_version = max(clustered_version, ?)
 			RETURNING version`, s.Tenant, s.User, version).Scan(&current)
 		if err != nil {
@@ -655,7 +655,7 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 		if current > version {
 			return db.requestPreferenceClusters(ctx, tx, s, now)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE preference_state SET cluster_requested_at = NULL WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User)
+		_, err = db.prepared(tx).ExecContext(ctx, `UPDATE preference_state SET cluster_requested_at = NULL WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User)
 		return err
 	})
 	if err != nil {
@@ -774,7 +774,7 @@ func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []m
 		for _, q := range []string{`DELETE FROM preferences WHERE tenant_id = ? AND user_id = ?`,
 			`DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ?`,
 			`DELETE FROM preference_sources WHERE tenant_id = ? AND user_id = ?`} {
-			if _, err := tx.ExecContext(ctx, q, s.Tenant, s.User); err != nil {
+			if _, err := db.prepared(tx).ExecContext(ctx, q, s.Tenant, s.User); err != nil {
 				return fmt.Errorf("clear preferences: %w", err)
 			}
 		}
@@ -785,7 +785,7 @@ func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []m
 		}
 		for i, src := range sources {
 			// A nanosecond apart, so they list in the order given.
-			if _, err := tx.ExecContext(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
+			if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
 				VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, src, nanos(now)+int64(i)); err != nil {
 				return fmt.Errorf("restore source %s: %w", src, err)
 			}

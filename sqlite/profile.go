@@ -56,7 +56,7 @@ func (db *DB) Profile(ctx context.Context, s memento.Scope) (*memento.Profile, e
 }
 
 // readProfile reads the profile of s in tx.
-func readProfile(ctx context.Context, tx *sql.Tx, s memento.Scope) (*memento.Profile, error) {
+func readProfile(ctx context.Context, tx execQuerier, s memento.Scope) (*memento.Profile, error) {
 	p := &memento.Profile{Tenant: s.Tenant, User: s.User, Keys: map[string]memento.ProfileEntry{}}
 	var updated int64
 	err := tx.QueryRowContext(ctx, `SELECT version, updated_at FROM profiles WHERE tenant_id = ? AND user_id = ?`,
@@ -118,13 +118,13 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 		// unless they were forgotten while the keys were learned: then
 		// nothing is written, or the user would come back.
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&n); err != nil {
+		if err := db.prepared(tx).QueryRowContext(ctx, `SELECT count(*) FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&n); err != nil {
 			return fmt.Errorf("look up user %s: %w", s.User, err)
 		}
 		if n == 0 {
 			return memento.Errorf(memento.ENOTFOUND, "user %q does not exist (forgotten since its profile was learned)", s.User)
 		}
-		cur, err := readProfile(ctx, tx, s)
+		cur, err := readProfile(ctx, db.prepared(tx), s)
 		if err != nil {
 			return err
 		}
@@ -144,12 +144,12 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 				continue
 			}
 			if !changed {
-				if err := bumpProfile(ctx, tx, s, cur.Version, now); err != nil {
+				if err := bumpProfile(ctx, db.prepared(tx), s, cur.Version, now); err != nil {
 					return err
 				}
 				changed = true
 			}
-			if err := putProfileKey(ctx, tx, s, k, e.Value, memento.ProfileLearned, evidence, now); err != nil {
+			if err := putProfileKey(ctx, db.prepared(tx), s, k, e.Value, memento.ProfileLearned, evidence, now); err != nil {
 				return err
 			}
 		}
@@ -158,12 +158,12 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 				continue
 			}
 			if !changed {
-				if err := bumpProfile(ctx, tx, s, cur.Version, now); err != nil {
+				if err := bumpProfile(ctx, db.prepared(tx), s, cur.Version, now); err != nil {
 					return err
 				}
 				changed = true
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM profile_keys WHERE tenant_id = ? AND user_id = ? AND key = ?`,
+			if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM profile_keys WHERE tenant_id = ? AND user_id = ? AND key = ?`,
 				s.Tenant, s.User, k); err != nil {
 				return fmt.Errorf("delete key %s: %w", k, err)
 			}
@@ -172,7 +172,7 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 			out = cur
 			return nil
 		}
-		out, err = readProfile(ctx, tx, s)
+		out, err = readProfile(ctx, db.prepared(tx), s)
 		return err
 	})
 	if err != nil {
@@ -218,7 +218,7 @@ func (db *DB) UpdateProfile(ctx context.Context, s memento.Scope, u memento.Prof
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
 			return err
 		}
-		cur, err := readProfile(ctx, tx, s)
+		cur, err := readProfile(ctx, db.prepared(tx), s)
 		if err != nil {
 			return err
 		}
@@ -226,11 +226,11 @@ func (db *DB) UpdateProfile(ctx context.Context, s memento.Scope, u memento.Prof
 			return memento.Errorf(memento.ECONFLICT, "the profile of %s is at version %d, not %d: read it again and retry", s.User, cur.Version, *u.IfVersion)
 		}
 		now := db.now()
-		if err := bumpProfile(ctx, tx, s, cur.Version, now); err != nil {
+		if err := bumpProfile(ctx, db.prepared(tx), s, cur.Version, now); err != nil {
 			return err
 		}
 		for _, k := range slices.Sorted(maps.Keys(u.Set)) {
-			if err := putProfileKey(ctx, tx, s, k, compactJSON(u.Set[k]), memento.ProfileUser, []string{}, now); err != nil {
+			if err := putProfileKey(ctx, db.prepared(tx), s, k, compactJSON(u.Set[k]), memento.ProfileUser, []string{}, now); err != nil {
 				return err
 			}
 		}
@@ -243,12 +243,12 @@ func (db *DB) UpdateProfile(ctx context.Context, s memento.Scope, u memento.Prof
 			}
 		}
 		for _, k := range remove {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM profile_keys WHERE tenant_id = ? AND user_id = ? AND key = ?`,
+			if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM profile_keys WHERE tenant_id = ? AND user_id = ? AND key = ?`,
 				s.Tenant, s.User, k); err != nil {
 				return fmt.Errorf("delete key %s: %w", k, err)
 			}
 		}
-		out, err = readProfile(ctx, tx, s)
+		out, err = readProfile(ctx, db.prepared(tx), s)
 		return err
 	})
 	if err != nil {
@@ -281,14 +281,14 @@ func (db *DB) RestoreProfile(ctx context.Context, s memento.Scope, p *memento.Pr
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM profiles WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
+		if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM profiles WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
 			return fmt.Errorf("delete old profile: %w", err)
 		}
 		updated := p.UpdatedAt
 		if updated.IsZero() {
 			updated = db.now()
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO profiles (tenant_id, user_id, version, updated_at) VALUES (?, ?, ?, ?)`,
+		if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO profiles (tenant_id, user_id, version, updated_at) VALUES (?, ?, ?, ?)`,
 			s.Tenant, s.User, p.Version, nanos(updated)); err != nil {
 			return fmt.Errorf("insert profile: %w", err)
 		}
@@ -302,7 +302,7 @@ func (db *DB) RestoreProfile(ctx context.Context, s memento.Scope, p *memento.Pr
 			if evidence == nil {
 				evidence = []string{}
 			}
-			if err := putProfileKey(ctx, tx, s, k, compactJSON(e.Value), e.Source, evidence, at); err != nil {
+			if err := putProfileKey(ctx, db.prepared(tx), s, k, compactJSON(e.Value), e.Source, evidence, at); err != nil {
 				return err
 			}
 		}
@@ -316,7 +316,7 @@ func (db *DB) RestoreProfile(ctx context.Context, s memento.Scope, p *memento.Pr
 
 // bumpProfile creates the profile row at version 1, or moves an existing
 // one from version cur to cur+1.
-func bumpProfile(ctx context.Context, tx *sql.Tx, s memento.Scope, cur int64, now time.Time) error {
+func bumpProfile(ctx context.Context, tx execQuerier, s memento.Scope, cur int64, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO profiles (tenant_id, user_id, version, updated_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`,
 		s.Tenant, s.User, cur+1, now.UnixNano())
@@ -327,7 +327,7 @@ func bumpProfile(ctx context.Context, tx *sql.Tx, s memento.Scope, cur int64, no
 }
 
 // putProfileKey inserts or replaces one key.
-func putProfileKey(ctx context.Context, tx *sql.Tx, s memento.Scope, key string, value json.RawMessage, source string, evidence []string, at time.Time) error {
+func putProfileKey(ctx context.Context, tx execQuerier, s memento.Scope, key string, value json.RawMessage, source string, evidence []string, at time.Time) error {
 	ev, err := json.Marshal(evidence)
 	if err != nil {
 		return fmt.Errorf("encode evidence of %s: %w", key, err)
@@ -400,18 +400,18 @@ func (db *DB) SaveProfileModel(ctx context.Context, m memento.ProfileModel, keep
 	var version int64
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		now := nanos(db.now())
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, m.Tenant, now); err != nil {
+		if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, m.Tenant, now); err != nil {
 			return fmt.Errorf("insert tenant: %w", err)
 		}
 		if keepVersion {
 			version = m.Version
 		} else {
-			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) + 1 FROM profile_models WHERE tenant_id = ? AND name = ?`,
+			if err := db.prepared(tx).QueryRowContext(ctx, `SELECT coalesce(max(version), 0) + 1 FROM profile_models WHERE tenant_id = ? AND name = ?`,
 				m.Tenant, m.Name).Scan(&version); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO profile_models (tenant_id, name, version, events_mark, data, updated_at)
+		_, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO profile_models (tenant_id, name, version, events_mark, data, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant_id, name) DO UPDATE SET version = excluded.version, events_mark = excluded.events_mark,
 				data = excluded.data, updated_at = excluded.updated_at`,

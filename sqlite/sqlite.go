@@ -200,9 +200,10 @@ type DB struct {
 	// Options.CheckpointPages is negative.
 	commits *committer
 	ckpt    *walCheckpointer
-	// writeStmts are the hot writes' statements, prepared on the writer
-	// at Open by their SQL text (commit.go); read-only afterwards.
-	writeStmts map[string]*sql.Stmt
+	// writeStmts are the writes' prepared statements, by their SQL
+	// text: the hot ones prepared at Open, others as they turn out to
+	// be run often (commit.go).
+	writeStmts *stmtCache
 
 	// inserter is an insert-only River client, so jobs can be enqueued
 	// whether or not the queue was started.
@@ -276,7 +277,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.write.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db.commits = newCommitter(db.write, db.boundWAL)
+	db.commits = newCommitter(db.write, func(ctx context.Context) {
+		db.boundWAL(ctx)
+		db.writeStmts.prepareWanted(ctx)
+	})
 
 	if memory {
 		db.read = db.write
@@ -373,9 +377,7 @@ func (db *DB) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	for _, st := range db.writeStmts {
-		st.Close()
-	}
+	db.writeStmts.close()
 	if db.read != nil && db.read != db.write {
 		if err := db.read.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close readers: %w", err))

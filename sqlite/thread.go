@@ -100,7 +100,10 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 		return nil, fmt.Errorf("save turn in thread %s: encode shown titles: %w", t.Thread, err)
 	}
 	var out []memento.Message
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+	// The caller waits for the turn's answer: the turn's write goes before
+	// the background writes waiting for the writer, and shares their
+	// commit.
+	err = db.urgentTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
 			return err
 		}
@@ -120,7 +123,7 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE threads SET context = ?, last_shown = ?, shown = ?, updated_at = ?
+		if _, err := db.prepared(tx).ExecContext(ctx, `UPDATE threads SET context = ?, last_shown = ?, shown = ?, updated_at = ?
 			WHERE tenant_id = ? AND user_id = ? AND id = ?`,
 			string(contextJSON), string(shownJSON), string(allShownJSON), nanos(db.now()), s.Tenant, s.User, t.Thread); err != nil {
 			return fmt.Errorf("update thread state: %w", err)
@@ -133,7 +136,7 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 		}
 		if len(t.Answer) > 0 && len(stored) > 0 && inserted[len(stored)-1] {
 			last := stored[len(stored)-1]
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turn_answers (message_pk, answer)
+			if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO turn_answers (message_pk, answer)
 				SELECT pk, ? FROM messages WHERE tenant_id = ? AND user_id = ? AND id = ?`,
 				string(t.Answer), s.Tenant, s.User, last.ID); err != nil {
 				return fmt.Errorf("store the answer: %w", err)
@@ -250,13 +253,13 @@ func (db *DB) AppendSummary(ctx context.Context, s memento.Scope, sum memento.Su
 		return nil, fmt.Errorf("append summary to thread %s: encode sources: %w", sum.Thread, err)
 	}
 	sum.CreatedAt = db.now()
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if ok, err := threadExists(ctx, tx, s, sum.Thread); err != nil {
 			return err
 		} else if !ok {
 			return memento.Errorf(memento.ENOTFOUND, "thread %q not found", sum.Thread)
 		}
-		return tx.QueryRowContext(ctx, `INSERT INTO summaries (tenant_id, user_id, thread_id, text, from_seq, to_seq, sources, created_at)
+		return db.prepared(tx).QueryRowContext(ctx, `INSERT INTO summaries (tenant_id, user_id, thread_id, text, from_seq, to_seq, sources, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			s.Tenant, s.User, sum.Thread, sum.Text, sum.FromSeq, sum.ToSeq, string(sources), nanos(sum.CreatedAt)).Scan(&sum.ID)
 	})

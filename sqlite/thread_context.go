@@ -28,8 +28,8 @@ func (db *DB) SetThreadContext(ctx context.Context, s memento.Scope, thread stri
 	if err != nil {
 		return fmt.Errorf("set context of thread %s: %w", thread, err)
 	}
-	return db.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE threads SET context = ?, updated_at = ?
+	return db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := db.prepared(tx).ExecContext(ctx, `UPDATE threads SET context = ?, updated_at = ?
 			WHERE tenant_id = ? AND user_id = ? AND id = ?`, string(b), nanos(db.now()), s.Tenant, s.User, thread)
 		if err != nil {
 			return fmt.Errorf("set context of thread %s: %w", thread, err)

@@ -16,7 +16,7 @@ func (db *DB) EnsureUser(ctx context.Context, s memento.Scope) (*memento.User, e
 		return nil, err
 	}
 	var u *memento.User
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		u, err = db.ensureUser(ctx, tx, s)
 		return err
@@ -31,15 +31,15 @@ func (db *DB) EnsureUser(ctx context.Context, s memento.Scope) (*memento.User, e
 // the stored user.
 func (db *DB) ensureUser(ctx context.Context, tx *sql.Tx, s memento.Scope) (*memento.User, error) {
 	now := nanos(db.now())
-	if _, err := tx.ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, s.Tenant, now); err != nil {
+	if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, s.Tenant, now); err != nil {
 		return nil, fmt.Errorf("insert tenant: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO users (tenant_id, id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, now); err != nil {
+	if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO users (tenant_id, id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, s.Tenant, s.User, now); err != nil {
 		return nil, fmt.Errorf("insert user: %w", err)
 	}
 	u := &memento.User{Tenant: s.Tenant, ID: s.User}
 	var created int64
-	if err := tx.QueryRowContext(ctx, `SELECT created_at FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&created); err != nil {
+	if err := db.prepared(tx).QueryRowContext(ctx, `SELECT created_at FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&created); err != nil {
 		return nil, fmt.Errorf("read user: %w", err)
 	}
 	u.CreatedAt = fromNanos(created)
@@ -59,7 +59,7 @@ func (db *DB) DeleteUser(ctx context.Context, s memento.Scope) error {
 		return err
 	}
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User)
+		res, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User)
 		if err != nil {
 			return fmt.Errorf("delete user row: %w", err)
 		}
@@ -68,15 +68,15 @@ func (db *DB) DeleteUser(ctx context.Context, s memento.Scope) error {
 		} else if n == 0 {
 			return memento.Errorf(memento.ENOTFOUND, "user %q not found", s.User)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM river_job
+		if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM river_job
 			WHERE json_extract(args, '$.tenant') = ? AND json_extract(args, '$.user') = ? AND state <> 'running'`,
 			s.Tenant, s.User); err != nil {
 			return fmt.Errorf("delete jobs: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM backlog WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
+		if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM backlog WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
 			return fmt.Errorf("delete backlog: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM backlog_users WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
+		if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM backlog_users WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
 			return fmt.Errorf("delete backlog: %w", err)
 		}
 		return nil

@@ -19,7 +19,7 @@ import (
 func (m *Main) benchCommand() *cobra.Command {
 	var cfg bench.Config
 	var asJSON, quiet, reuse bool
-	var plotDir string
+	var plotDir, queueProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure latency and throughput on a synthetic store of a million memories",
@@ -64,6 +64,14 @@ and measures PostgreSQL in the schema S, which must hold no users yet.`,
 			}
 			if !quiet {
 				cfg.Progress = m.Stderr
+			}
+			if queueProfile != "" {
+				f, err := os.Create(queueProfile)
+				if err != nil {
+					return memento.Errorf(memento.EINVALID, "--queue-profile: %v", err)
+				}
+				defer f.Close()
+				cfg.QueueProfile = f
 			}
 			app, err := m.App(ctx)
 			if err != nil {
@@ -157,6 +165,7 @@ and measures PostgreSQL in the schema S, which must hold no users yet.`,
 	f.BoolVar(&cfg.BuildOnly, "build-only", false, "build the store (keep it with --db) and measure nothing")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.StringVar(&queueProfile, "queue-profile", "", "write a CPU profile (go tool pprof) of the queue's measurements into this file")
 	f.StringVar(&plotDir, "plot", "", "write PNG charts (latency histograms, throughput) into this folder")
 	return cmd
 }
