@@ -64,16 +64,19 @@ type committer struct {
 	maxBatch int
 	maxWork  time.Duration
 
-	mu     sync.RWMutex // guards closed and sends on reqs and urgent
+	mu     sync.RWMutex // guards closed and sends on the queues
 	closed bool
 	// reqs queues the requests; urgent those of a caller that waits on
 	// the request's path (an acknowledgement), which the committer takes
 	// first, so that an append waits for the batch that is running, not
 	// for every background write queued before it.
-	reqs, urgent chan *commitRequest
-	// inReqs and inUrgent are the queues as the committer's goroutine
-	// reads them: nil once closed and drained.
-	inReqs, inUrgent chan *commitRequest
+	// turns those of a chat turn's save, taken after the urgent ones and
+	// before the rest: a turn's caller waits too, but an append's
+	// acknowledgement is the promise that must not wait behind turns.
+	reqs, turns, urgent chan *commitRequest
+	// inReqs, inTurns and inUrgent are the queues as the committer's
+	// goroutine reads them: nil once closed and drained.
+	inReqs, inTurns, inUrgent chan *commitRequest
 
 	stopped chan struct{}
 
@@ -88,8 +91,9 @@ type committer struct {
 
 func newCommitter(write *sql.DB, prepare func(ctx context.Context)) *committer {
 	c := &committer{write: write, prepare: prepare, maxBatch: maxBatch, maxWork: maxBatchWork,
-		reqs: make(chan *commitRequest, maxBatch), urgent: make(chan *commitRequest, maxBatch), stopped: make(chan struct{})}
-	c.inReqs, c.inUrgent = c.reqs, c.urgent
+		reqs: make(chan *commitRequest, maxBatch), turns: make(chan *commitRequest, maxBatch), urgent: make(chan *commitRequest, maxBatch),
+		stopped: make(chan struct{})}
+	c.inReqs, c.inTurns, c.inUrgent = c.reqs, c.turns, c.urgent
 	go c.loop()
 	return c
 }
@@ -102,6 +106,7 @@ func (c *committer) close() {
 		c.closed = true
 		close(c.reqs)
 		close(c.urgent)
+		close(c.turns)
 	}
 	c.mu.Unlock()
 	<-c.stopped
@@ -119,18 +124,31 @@ func (c *committer) close() {
 // reports at its start. Writes that need the writer for long (Bulk,
 // migrations) use writeTx instead.
 func (db *DB) groupTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	return db.commitTx(ctx, false, fn)
+	return db.commitTx(ctx, prioBackground, fn)
 }
 
 // urgentTx is groupTx for a write whose caller is waiting on the request's
 // path (an append's acknowledgement): the committer takes it before the
 // background writes queued ahead of it, into the next batch.
 func (db *DB) urgentTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	return db.commitTx(ctx, true, fn)
+	return db.commitTx(ctx, prioUrgent, fn)
 }
 
-// commitTx is groupTx, on the urgent queue when urgent is set.
-func (db *DB) commitTx(ctx context.Context, urgent bool, fn func(ctx context.Context, tx *sql.Tx) error) error {
+// turnTx is groupTx for the save of a chat turn: after the urgent writes,
+// before the others.
+func (db *DB) turnTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return db.commitTx(ctx, prioTurn, fn)
+}
+
+// Priorities of the committer's queues.
+const (
+	prioBackground = iota
+	prioTurn
+	prioUrgent
+)
+
+// commitTx is groupTx, on the queue of the priority prio.
+func (db *DB) commitTx(ctx context.Context, prio int, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -142,8 +160,11 @@ func (db *DB) commitTx(ctx context.Context, urgent bool, fn func(ctx context.Con
 		return errClosed
 	}
 	queue := c.reqs
-	if urgent {
+	switch prio {
+	case prioUrgent:
 		queue = c.urgent
+	case prioTurn:
+		queue = c.turns
 	}
 	select {
 	case queue <- r:
@@ -177,42 +198,47 @@ func (c *committer) loop() {
 	}
 }
 
-// receive takes a waiting request, an urgent one first; with wait it waits
-// for one. It returns nil when none waits (without wait) or both queues
-// are closed and drained.
+// receive takes a waiting request, an urgent one first, then a turn's,
+// then any other; with wait it waits for one. It returns nil when none
+// waits (without wait) or every queue is closed and drained.
 func (c *committer) receive(wait bool) *commitRequest {
-	for c.inUrgent != nil || c.inReqs != nil {
+	for c.inUrgent != nil || c.inTurns != nil || c.inReqs != nil {
+		for _, q := range []*chan *commitRequest{&c.inUrgent, &c.inTurns, &c.inReqs} {
+			if *q == nil {
+				continue
+			}
+			select {
+			case r, ok := <-*q:
+				if !ok {
+					*q = nil
+					continue
+				}
+				c.taken.Add(1)
+				return r
+			default:
+			}
+		}
+		if !wait || c.inUrgent == nil && c.inTurns == nil && c.inReqs == nil {
+			return nil
+		}
 		var r *commitRequest
-		var ok, got bool
+		var ok bool
 		select {
 		case r, ok = <-c.inUrgent:
-			got = true
-		default:
-		}
-		if !got && wait {
-			select {
-			case r, ok = <-c.inUrgent:
-			case r, ok = <-c.inReqs:
-				if !ok {
-					c.inReqs = nil
-					continue
-				}
+			if !ok {
+				c.inUrgent = nil
+				continue
 			}
-		} else if !got {
-			select {
-			case r, ok = <-c.inUrgent:
-			case r, ok = <-c.inReqs:
-				if !ok {
-					c.inReqs = nil
-					continue
-				}
-			default:
-				return nil
+		case r, ok = <-c.inTurns:
+			if !ok {
+				c.inTurns = nil
+				continue
 			}
-		}
-		if !ok {
-			c.inUrgent = nil
-			continue
+		case r, ok = <-c.inReqs:
+			if !ok {
+				c.inReqs = nil
+				continue
+			}
 		}
 		c.taken.Add(1)
 		return r

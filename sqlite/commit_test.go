@@ -79,7 +79,9 @@ func (b *batchRig) send(call func()) {
 		waitFor(b.t, "the committer to take the first request", func() bool { return b.db.commits.taken.Load() == taken+1 })
 		return
 	}
-	waitFor(b.t, "the request to queue", func() bool { return len(b.db.commits.reqs)+len(b.db.commits.urgent) == b.sent-1 })
+	waitFor(b.t, "the request to queue", func() bool {
+		return len(b.db.commits.reqs)+len(b.db.commits.turns)+len(b.db.commits.urgent) == b.sent-1
+	})
 }
 
 // release runs the batch and waits for every caller.
@@ -276,16 +278,17 @@ func countRows(t *testing.T, db *DB, query string, args ...any) int {
 	return n
 }
 
-// TestUrgentWritesGoFirst queues background writes and then an urgent one
-// (an append's acknowledgement): the committer runs the urgent one before
-// the background writes queued ahead of it.
+// TestUrgentWritesGoFirst queues background writes, then a turn's save,
+// then an urgent write (an append's acknowledgement): the committer runs
+// the urgent one first, then the turn's, then the background writes
+// queued ahead of them.
 func TestUrgentWritesGoFirst(t *testing.T) {
 	t.Parallel()
 	db := openInternal(t, Options{})
 	rig := newBatchRig(t, db)
 	var mu sync.Mutex
 	var order []string
-	write := func(name string, urgent bool) func() {
+	write := func(name string, prio int) func() {
 		return func() {
 			fn := func(ctx context.Context, tx *sql.Tx) error {
 				mu.Lock()
@@ -293,23 +296,18 @@ func TestUrgentWritesGoFirst(t *testing.T) {
 				mu.Unlock()
 				return nil
 			}
-			var err error
-			if urgent {
-				err = db.urgentTx(context.Background(), fn)
-			} else {
-				err = db.groupTx(context.Background(), fn)
-			}
-			if err != nil {
+			if err := db.commitTx(context.Background(), prio, fn); err != nil {
 				t.Error(err)
 			}
 		}
 	}
-	rig.send(write("first", false)) // taken by the committer, waiting for the writer
-	rig.send(write("background 1", false))
-	rig.send(write("background 2", false))
-	rig.send(write("urgent", true))
+	rig.send(write("first", prioBackground)) // taken by the committer, waiting for the writer
+	rig.send(write("background 1", prioBackground))
+	rig.send(write("turn", prioTurn))
+	rig.send(write("background 2", prioBackground))
+	rig.send(write("urgent", prioUrgent))
 	rig.release()
-	if want := []string{"first", "urgent", "background 1", "background 2"}; !slices.Equal(order, want) {
+	if want := []string{"first", "urgent", "turn", "background 1", "background 2"}; !slices.Equal(order, want) {
 		t.Errorf("the committer ran %v, want %v", order, want)
 	}
 }

@@ -101,9 +101,9 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 	}
 	var out []memento.Message
 	// The caller waits for the turn's answer: the turn's write goes before
-	// the background writes waiting for the writer, and shares their
-	// commit.
-	err = db.urgentTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// the background writes waiting for the writer (after the appends'
+	// acknowledgements), and shares their commit.
+	err = db.turnTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
 			return err
 		}
