@@ -37,6 +37,13 @@ type JobRequest struct {
 	// were enqueued, with the handler registered by Queue.HandleBacklog.
 	// A job of a batch that fails runs again as a job of its own kind.
 	ByUser bool
+	// Coalesce lets an equal job (same kind and payload) that is waiting
+	// to run, and has not started, stand for this one: it will see
+	// whatever this job's transaction wrote. For jobs that recompute from
+	// the store's state, such as a tenant's model. A store may enqueue it
+	// anyway (PostgreSQL does: there a waiting job may start while the
+	// transaction that would skip it is still open).
+	Coalesce bool
 }
 
 // MessageJob is the payload of jobs about one stored message or turn.

@@ -39,7 +39,7 @@ func EventJobs(s memento.Scope) func(memento.Event) []memento.JobRequest {
 	return func(memento.Event) []memento.JobRequest {
 		return []memento.JobRequest{
 			{Kind: memento.JobProfile, Payload: ProfileJob{Tenant: s.Tenant, User: s.User}, ByUser: true},
-			{Kind: memento.JobProfileModel, Payload: ModelJob{Tenant: s.Tenant}},
+			{Kind: memento.JobProfileModel, Payload: ModelJob{Tenant: s.Tenant}, Coalesce: true},
 		}
 	}
 }

@@ -356,3 +356,55 @@ func TestStatementCacheBound(t *testing.T) {
 		t.Fatalf("%d prepared statements, bound %d", n, stmtCacheMax)
 	}
 }
+
+// TestCoalescedJobs checks memento.JobRequest.Coalesce: while the job of
+// a key waits to run, the transactions that ask for it again enqueue
+// nothing; once it has started, the next one enqueues a job again.
+func TestCoalescedJobs(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	jobsFor := func(memento.Event) []memento.JobRequest {
+		return []memento.JobRequest{{Kind: "model", Payload: map[string]string{"tenant": "default"}, Coalesce: true}}
+	}
+	count := func() (n int) {
+		t.Helper()
+		if err := db.write.QueryRowContext(ctx, `SELECT count(*) FROM river_job WHERE kind = 'model'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	add := func(i int) {
+		t.Helper()
+		if _, err := db.AddEvents(ctx, s, []memento.Event{{Type: memento.EventWatched, TitleID: fmt.Sprintf("tt%07d", i)}}, jobsFor); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		add(i)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d model jobs after 5 transactions while the first waits, want 1", n)
+	}
+	if _, err := db.write.ExecContext(ctx, `UPDATE river_job SET state = 'running' WHERE kind = 'model'`); err != nil {
+		t.Fatal(err)
+	}
+	add(5)
+	add(6)
+	if n := count(); n != 2 {
+		t.Fatalf("%d model jobs after the first started and 2 more transactions, want 2", n)
+	}
+	// A job that does not coalesce is enqueued every time.
+	plain := func(memento.Event) []memento.JobRequest {
+		return []memento.JobRequest{{Kind: "plain", Payload: map[string]string{"tenant": "default"}}}
+	}
+	for i := range 3 {
+		if _, err := db.AddEvents(ctx, s, []memento.Event{{Type: memento.EventWatched, TitleID: fmt.Sprintf("tt%07d", 100+i)}}, plain); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := db.write.QueryRowContext(ctx, `SELECT count(*) FROM river_job WHERE kind = 'plain'`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d plain jobs (%v), want 3", n, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -76,6 +77,7 @@ func (db *DB) insertJobs(ctx context.Context, tx *sql.Tx, s memento.Scope, reqs 
 		return nil
 	}
 	params := make([]river.InsertManyParams, 0, len(reqs))
+	var keys []string // the coalescing key of each of params, or ""
 	var backlog []backlogItem
 	seen := make(map[string]bool, len(reqs))
 	for _, r := range reqs {
@@ -95,18 +97,93 @@ func (db *DB) insertJobs(ctx context.Context, tx *sql.Tx, s memento.Scope, reqs 
 			backlog = append(backlog, backlogItem{kind: r.Kind, payload: payload, maxAttempts: db.maxAttempts(r)})
 			continue
 		}
+		ckey := ""
+		if r.Coalesce {
+			ckey = r.Kind + "\x00" + string(payload)
+			if waiting, err := db.coalesce.waiting(ctx, db.prepared(tx), ckey); err != nil {
+				return fmt.Errorf("enqueue %s job: %w", r.Kind, err)
+			} else if waiting {
+				continue
+			}
+		}
 		params = append(params, river.InsertManyParams{
 			Args:       jobArgs{kind: r.Kind, Tenant: s.Tenant, User: s.User, Payload: payload},
 			InsertOpts: &river.InsertOpts{MaxAttempts: db.maxAttempts(r)},
 		})
+		keys = append(keys, ckey)
 	}
 	if len(params) > 0 {
-		if _, err := db.inserter.InsertManyTx(ctx, tx, params); err != nil {
+		res, err := db.inserter.InsertManyTx(ctx, tx, params)
+		if err != nil {
 			return fmt.Errorf("enqueue jobs: %w", err)
 		}
+		db.coalesce.inserted(keys, res)
 	}
 	return db.insertBacklog(ctx, tx, s, backlog)
 }
+
+// Coalescing (memento.JobRequest.Coalesce). A job that recomputes from the
+// store's state, such as the tenant's model after new events, is asked for
+// by every transaction that adds to that state, and each such job costs
+// River an insert, a fetch and a completion: three transactions on the one
+// writer. The store remembers the last job it enqueued of each kind and
+// payload, and skips a new one while that job is still waiting to run
+// (available, scheduled or pending; not running, nor waiting to retry
+// after a failure, which may be minutes away): the waiting
+// job will read what the new one would have. The check runs in the
+// transaction that would enqueue, and on SQLite no other write (River's
+// fetch that would start the waiting job) can come between the check and
+// that transaction's commit, so a job that starts always starts after the
+// writes it stands for. The memory is per process; another process, or a
+// restart, enqueues its own.
+
+// sqlJobWaiting says whether a job is waiting to run.
+const sqlJobWaiting = `SELECT state IN ('available', 'scheduled', 'pending') FROM river_job WHERE id = ?`
+
+// coalescer is the last job enqueued of each coalescing key.
+type coalescer struct {
+	mu   sync.Mutex
+	last map[string]int64
+}
+
+// waiting reports whether the last job of key is still waiting to run.
+func (c *coalescer) waiting(ctx context.Context, tx stmtTx, key string) (bool, error) {
+	c.mu.Lock()
+	id, ok := c.last[key]
+	c.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	var waiting bool
+	err := tx.QueryRowContext(ctx, sqlJobWaiting, id).Scan(&waiting)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil // cleaned away, or its transaction rolled back
+	}
+	return waiting, err
+}
+
+// inserted records the jobs River enqueued for keys (one per job; "" for
+// a job that does not coalesce).
+func (c *coalescer) inserted(keys []string, res []*rivertype.JobInsertResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, k := range keys {
+		if k == "" || i >= len(res) || res[i] == nil || res[i].Job == nil {
+			continue
+		}
+		if c.last == nil {
+			c.last = map[string]int64{}
+		}
+		if len(c.last) >= coalesceKeys {
+			clear(c.last)
+		}
+		c.last[k] = res[i].Job.ID
+	}
+}
+
+// coalesceKeys bounds the keys a coalescer remembers (one a tenant for the
+// model job); past it, it starts over.
+const coalesceKeys = 4096
 
 // maxAttempts returns the attempts a new job gets: its own, else its kind's
 // as registered in this process, else the store's default.

@@ -208,6 +208,8 @@ type DB struct {
 	// inserter is an insert-only River client, so jobs can be enqueued
 	// whether or not the queue was started.
 	inserter *river.Client[*sql.Tx]
+	// coalesce remembers the last job of each coalescing key (queue.go).
+	coalesce coalescer
 
 	mu       sync.Mutex
 	handlers map[string]handler
