@@ -100,18 +100,23 @@ func MergeLags(lags *QueueLags, backlog map[string]QueueLag, now time.Time) *Que
 
 // WriterStats is what a store with one writer (SQLite) has written since
 // it opened: group commits, the writes they committed, and the seconds
-// the writer spent on batches and, of those, on the commits themselves.
-// Between two readings, BusySeconds over the wall time between them is
+// the writer spent on batches and, of those, on the commits themselves;
+// UnsyncedCommits are the commits that did not wait for the disk (those
+// of background jobs' writes only). Between two readings, BusySeconds over the wall time between them is
 // the writer's utilisation: near 1, the writer is what limits the writes.
 type WriterStats struct {
 	Commits     int64   `json:"commits"`
 	Writes      int64   `json:"writes"`
 	BusySeconds float64 `json:"busySeconds"`
 	SyncSeconds float64 `json:"syncSeconds"`
+	// UnsyncedCommits counts the commits of background jobs' writes,
+	// which do not wait for the disk.
+	UnsyncedCommits int64 `json:"unsyncedCommits"`
 }
 
 // Sub returns the difference s - o: what was written between two readings.
 func (s WriterStats) Sub(o WriterStats) WriterStats {
 	return WriterStats{Commits: s.Commits - o.Commits, Writes: s.Writes - o.Writes,
-		BusySeconds: s.BusySeconds - o.BusySeconds, SyncSeconds: s.SyncSeconds - o.SyncSeconds}
+		BusySeconds: s.BusySeconds - o.BusySeconds, SyncSeconds: s.SyncSeconds - o.SyncSeconds,
+		UnsyncedCommits: s.UnsyncedCommits - o.UnsyncedCommits}
 }

@@ -745,13 +745,15 @@ type queueRun struct {
 
 // WriterUse is what a store's one writer did during a measurement: its
 // share of the wall time spent on batches and, of that, on commits
-// waiting for the disk, its commits and the writes they held.
+// waiting for the disk, its commits and the writes they held, and the
+// commits of background jobs' writes alone, which do not wait for the disk.
 type WriterUse struct {
 	BusyShare       float64 `json:"busyShare"`
 	SyncShare       float64 `json:"syncShare"`
 	Commits         int64   `json:"commits"`
 	Writes          int64   `json:"writes"`
 	WritesPerCommit float64 `json:"writesPerCommit"`
+	UnsyncedCommits int64   `json:"unsyncedCommits"`
 }
 
 // writerStats is a store with one writer.
@@ -767,7 +769,7 @@ func writerUse(db any, before memento.WriterStats, secs float64) *WriterUse {
 		return nil
 	}
 	d := w.WriterStats().Sub(before)
-	u := &WriterUse{BusyShare: round3(d.BusySeconds / secs), SyncShare: round3(d.SyncSeconds / secs), Commits: d.Commits, Writes: d.Writes}
+	u := &WriterUse{BusyShare: round3(d.BusySeconds / secs), SyncShare: round3(d.SyncSeconds / secs), Commits: d.Commits, Writes: d.Writes, UnsyncedCommits: d.UnsyncedCommits}
 	if d.Commits > 0 {
 		u.WritesPerCommit = round3(float64(d.Writes) / float64(d.Commits))
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/internal/backlog"
+	"github.com/memento-ai/memento/internal/jobctx"
 )
 
 // The users' backlogs (memento.JobRequest.ByUser), as in package sqlite
@@ -183,7 +184,8 @@ func (w *backlogWorker) Work(ctx context.Context, job *river.Job[jobArgs]) error
 	if s.Tenant == "" {
 		s.Tenant = memento.DefaultTenant
 	}
-	ctx = memento.WithTenant(ctx, s.Tenant)
+	// Its writes commit without waiting for the disk (DB.userTx).
+	ctx = jobctx.With(memento.WithTenant(ctx, s.Tenant))
 	return backlog.Run(ctx, steps{w.db}, &w.db.backlog.locks, s, w.owner, job.ID, w.handler, w.opts.MaxBatch)
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/jobctx"
 	"github.com/memento-ai/memento/internal/task"
 )
 
@@ -349,11 +350,22 @@ func (db *DB) Ping(ctx context.Context) error {
 // ends one of the transactions) or a serialization failure runs the whole
 // transaction again, up to txAttempts times. fn must therefore reset what
 // it reports at its start, as every caller does.
+//
+// A background job's transaction (jobctx) commits without waiting for
+// its log records to reach the disk (synchronous_commit off, set in the
+// same statement as the lock): its results derive from committed data and
+// its completion commits after them, and PostgreSQL's log replays a
+// prefix of the commits, so a crash that takes them takes the completion
+// too and the job runs again. Every other transaction waits, as before.
 func (db *DB) userTx(ctx context.Context, s memento.Scope, fn func(tx pgx.Tx) error) error {
+	lock := `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`
+	if jobctx.Is(ctx) {
+		lock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0)), set_config('synchronous_commit', 'off', true)`
+	}
 	var err error
 	for attempt := 1; attempt <= txAttempts; attempt++ {
 		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, userKey(s)); err != nil {
+			if _, err := tx.Exec(ctx, lock, userKey(s)); err != nil {
 				return fmt.Errorf("lock user: %w", err)
 			}
 			return fn(tx)

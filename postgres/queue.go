@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/jobctx"
 )
 
 // jobArgs is the one River args type of every job kind, as in package
@@ -45,7 +46,8 @@ type worker struct {
 
 // Work hands the job's payload to the handler.
 func (w *worker) Work(ctx context.Context, job *river.Job[jobArgs]) error {
-	return w.fn(ctx, job.Kind, job.Args.Payload)
+	// Its writes commit without waiting for the disk (DB.userTx).
+	return w.fn(jobctx.With(ctx), job.Kind, job.Args.Payload)
 }
 
 // Timeout bounds one attempt of the job.

@@ -63,24 +63,11 @@ const bulkRows = 500
 // on an error nothing fn wrote is kept. Keep each call to some tens of
 // thousands of rows: the single writer is held for its duration.
 func (db *DB) Bulk(ctx context.Context, fn func(b *Bulk) error) error {
-	// Two settings of the single writer connection change for the call
-	// (they cannot change inside a transaction, so they are set before
-	// and put back after): the statement journals of multi-row statements
-	// are kept in memory rather than in a temporary file, which costs no
-	// system calls, and the commit does not wait for the disk
-	// (synchronous NORMAL: a crash of the process loses nothing, a power
-	// loss may lose the last bulk transactions but never corrupts).
-	for _, setting := range []struct{ name, value string }{{"temp_store", "MEMORY"}, {"synchronous", "NORMAL"}} {
-		var old int64
-		if err := db.write.QueryRowContext(ctx, `PRAGMA `+setting.name).Scan(&old); err != nil {
-			return fmt.Errorf("bulk write: %w", err)
-		}
-		if _, err := db.write.ExecContext(ctx, `PRAGMA `+setting.name+` = `+setting.value); err != nil {
-			return fmt.Errorf("bulk write: %w", err)
-		}
-		defer db.write.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA %s = %d`, setting.name, old))
-	}
-	return db.writeTx(ctx, func(tx *sql.Tx) error {
+	// The commit does not wait for the disk (synchronous NORMAL,
+	// durability.go: a crash of the process loses nothing, a power loss
+	// may lose the last bulk transactions but never corrupts). The
+	// writer keeps statement journals in memory already (temp_store).
+	return db.writeTxAt(ctx, false, func(tx *sql.Tx) error {
 		b := newBulk(ctx, tx, nanos(db.now()))
 		defer func() {
 			for _, st := range b.stmts {

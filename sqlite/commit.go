@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/jobctx"
 )
 
 // Group commit.
@@ -52,13 +53,24 @@ type commitRequest struct {
 	fn    func(ctx context.Context, tx *sql.Tx) error
 	state atomic.Int32
 	done  chan error // buffered: the committer never blocks on a caller
+	// job marks the write of a background job, which commits without
+	// waiting for the disk (durability.go); a batch holds writes of one
+	// kind only.
+	job bool
 }
 
 // committer runs the group commits of one DB on its writer pool.
 type committer struct {
-	write *sql.DB
+	// pin takes the writer's connection for a batch's transaction, at
+	// the synchronous level of a batch that is waited on (durable) or
+	// not (durability.go).
+	pin func(ctx context.Context, durable bool) (*pinnedWriter, error)
 	// prepare runs before each batch's transaction (DB.boundWAL).
 	prepare func(ctx context.Context)
+	// held is a request taken from a queue that did not fit the batch
+	// running then (a job's write while an acknowledgement's batch ran,
+	// or the reverse): the next batch starts with it.
+	held *commitRequest
 	// maxBatch and maxWork are the limits of a batch (the constants;
 	// tests widen them).
 	maxBatch int
@@ -85,12 +97,14 @@ type committer struct {
 	// committed; busy and committing are the nanoseconds the writer spent
 	// on batches (from BEGIN to the answers) and on their COMMITs. For
 	// tests and diagnostics (DB.WriterStats).
-	taken, batches, requests atomic.Int64
-	busy, committing         atomic.Int64
+	// unsynced counts the batches that committed without waiting for the
+	// disk.
+	taken, batches, requests, unsynced atomic.Int64
+	busy, committing                   atomic.Int64
 }
 
-func newCommitter(write *sql.DB, prepare func(ctx context.Context)) *committer {
-	c := &committer{write: write, prepare: prepare, maxBatch: maxBatch, maxWork: maxBatchWork,
+func newCommitter(pin func(ctx context.Context, durable bool) (*pinnedWriter, error), prepare func(ctx context.Context)) *committer {
+	c := &committer{pin: pin, prepare: prepare, maxBatch: maxBatch, maxWork: maxBatchWork,
 		reqs: make(chan *commitRequest, maxBatch), turns: make(chan *commitRequest, maxBatch), urgent: make(chan *commitRequest, maxBatch),
 		stopped: make(chan struct{})}
 	c.inReqs, c.inTurns, c.inUrgent = c.reqs, c.turns, c.urgent
@@ -152,7 +166,7 @@ func (db *DB) commitTx(ctx context.Context, prio int, fn func(ctx context.Contex
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: db.syncLevels.switches() && jobctx.Is(ctx)}
 	c := db.commits
 	c.mu.RLock()
 	if c.closed {
@@ -202,6 +216,10 @@ func (c *committer) loop() {
 // then any other; with wait it waits for one. It returns nil when none
 // waits (without wait) or every queue is closed and drained.
 func (c *committer) receive(wait bool) *commitRequest {
+	if r := c.held; r != nil {
+		c.held = nil
+		return r
+	}
 	for c.inUrgent != nil || c.inTurns != nil || c.inReqs != nil {
 		for _, q := range []*chan *commitRequest{&c.inUrgent, &c.inTurns, &c.inReqs} {
 			if *q == nil {
@@ -249,10 +267,15 @@ func (c *committer) receive(wait bool) *commitRequest {
 // run commits a batch that starts with first and takes further requests as
 // they come, within the batch's limits.
 func (c *committer) run(first *commitRequest) {
-	tx, ok := c.begin([]*commitRequest{first})
+	tx, pinned, ok := c.begin([]*commitRequest{first}, !first.job)
 	if !ok {
 		return
 	}
+	defer func() {
+		if pinned != nil {
+			pinned.release()
+		}
+	}()
 	start := time.Now()
 	var ran []*commitRequest // run without error, not yet answered
 	// failed are the requests that failed, with their errors, answered
@@ -267,6 +290,13 @@ func (c *committer) run(first *commitRequest) {
 		}
 	}()
 	for r, n := first, 1; r != nil; r, n = c.next(n, start), n+1 {
+		if r.job != first.job {
+			// A write waited on does not wait for jobs' writes, nor
+			// do they wait for the disk with it: it begins the next
+			// batch.
+			c.held = r
+			break
+		}
 		if !r.start() {
 			continue
 		}
@@ -276,8 +306,10 @@ func (c *committer) run(first *commitRequest) {
 			// error, and the requests that ran before it are retried in
 			// a new transaction.
 			_ = tx.Rollback()
+			pinned.release()
+			pinned = nil
 			r.done <- err
-			c.retry(ran)
+			c.retry(ran, !first.job)
 			return
 		case err != nil:
 			failed = append(failed, failedRequest{r, err})
@@ -285,7 +317,7 @@ func (c *committer) run(first *commitRequest) {
 			ran = append(ran, r)
 		}
 	}
-	c.commit(tx, ran)
+	c.commit(tx, pinned, ran)
 }
 
 // failedRequest is a request of a batch that failed, with its error.
@@ -305,9 +337,9 @@ func (c *committer) next(n int, start time.Time) *commitRequest {
 
 // retry runs requests again in one transaction of their own, without
 // taking new ones, until each has either failed or committed.
-func (c *committer) retry(pending []*commitRequest) {
+func (c *committer) retry(pending []*commitRequest, durable bool) {
 	for len(pending) > 0 {
-		tx, ok := c.begin(pending)
+		tx, pinned, ok := c.begin(pending, durable)
 		if !ok {
 			return
 		}
@@ -318,6 +350,7 @@ func (c *committer) retry(pending []*commitRequest) {
 			err, fatal := runRequest(tx, r)
 			if fatal {
 				_ = tx.Rollback()
+				pinned.release()
 				r.done <- err
 				pending = append(ran, pending[i+1:]...)
 				dead = true
@@ -330,7 +363,8 @@ func (c *committer) retry(pending []*commitRequest) {
 			ran = append(ran, r)
 		}
 		if !dead {
-			c.commit(tx, ran)
+			c.commit(tx, pinned, ran)
+			pinned.release()
 		}
 		// Answered after the commit, as in run; after a fatal error,
 		// what they failed on is gone too.
@@ -343,16 +377,25 @@ func (c *committer) retry(pending []*commitRequest) {
 	}
 }
 
-// begin starts a batch's transaction; on failure it answers the batch's
-// requests with the error.
-func (c *committer) begin(batch []*commitRequest) (*sql.Tx, bool) {
+// begin starts a batch's transaction on the pinned writer, at the
+// synchronous level of a batch that is waited on (durable) or not; on
+// failure it answers the batch's requests with the error. Release the
+// pinned writer once the transaction has ended.
+func (c *committer) begin(batch []*commitRequest, durable bool) (*sql.Tx, *pinnedWriter, bool) {
 	// The transaction belongs to the committer, not to a caller: a
 	// caller's cancellation must not roll back the others' writes.
 	ctx := context.Background()
 	if c.prepare != nil {
 		c.prepare(ctx)
 	}
-	tx, err := c.write.BeginTx(ctx, nil)
+	pinned, err := c.pin(ctx, durable)
+	var tx *sql.Tx
+	if err == nil {
+		tx, err = pinned.conn.BeginTx(ctx, nil)
+		if err != nil {
+			pinned.release()
+		}
+	}
 	if err != nil {
 		err = fmt.Errorf("begin: %w", err)
 		for _, r := range batch {
@@ -360,18 +403,21 @@ func (c *committer) begin(batch []*commitRequest) (*sql.Tx, bool) {
 				r.done <- err
 			}
 		}
-		return nil, false
+		return nil, nil, false
 	}
-	return tx, true
+	return tx, pinned, true
 }
 
 // commit commits the batch and answers the requests that ran in it.
-func (c *committer) commit(tx *sql.Tx, ran []*commitRequest) {
+func (c *committer) commit(tx *sql.Tx, pinned *pinnedWriter, ran []*commitRequest) {
 	start := time.Now()
 	err := tx.Commit()
 	c.committing.Add(int64(time.Since(start)))
 	if err != nil {
 		err = fmt.Errorf("commit: %w", err)
+	}
+	if !pinned.durable {
+		c.unsynced.Add(1)
 	}
 	c.batches.Add(1)
 	c.requests.Add(int64(len(ran)))
@@ -388,10 +434,11 @@ func (c *committer) commit(tx *sql.Tx, ran []*commitRequest) {
 func (db *DB) WriterStats() memento.WriterStats {
 	c := db.commits
 	return memento.WriterStats{
-		Commits:     c.batches.Load(),
-		Writes:      c.requests.Load(),
-		BusySeconds: time.Duration(c.busy.Load()).Seconds(),
-		SyncSeconds: time.Duration(c.committing.Load()).Seconds(),
+		Commits:         c.batches.Load(),
+		Writes:          c.requests.Load(),
+		BusySeconds:     time.Duration(c.busy.Load()).Seconds(),
+		SyncSeconds:     time.Duration(c.committing.Load()).Seconds(),
+		UnsyncedCommits: c.unsynced.Load(),
 	}
 }
 

@@ -183,6 +183,15 @@
 // of an fsync is far below a language model's latency, so FULL is the
 // default and NORMAL an option (Options.Synchronous).
 //
+// The writes of background jobs (a batch's memories, preferences and
+// events, the backlog's bookkeeping, River's own fetches and completions)
+// commit at NORMAL whatever the setting, in group commits of their own:
+// nobody waits on them, they derive from data already committed, and the
+// log's commits survive a power loss as a prefix, so what a power loss
+// takes of them it takes with the jobs' completion, and the jobs run
+// again (durability.go). Each commit that somebody waits on syncs them
+// too.
+//
 // # Tables
 //
 // Migrations are SQL files embedded from migrations/, named NNNN_what.sql,

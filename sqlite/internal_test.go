@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -92,10 +93,13 @@ func TestNewMigrationIsAppliedOnce(t *testing.T) {
 
 func TestPragmas(t *testing.T) {
 	ctx := context.Background()
+	// The writer rests at NORMAL, where River's own transactions run,
+	// and a transaction somebody waits on runs at the setting
+	// (durability_test.go checks each kind of write).
 	for _, sync := range []struct {
-		opt  string
-		want int
-	}{{"", 2}, {"NORMAL", 1}} {
+		opt          string
+		rest, waited int
+	}{{"", 1, 2}, {"NORMAL", 1, 1}, {"EXTRA", 1, 3}} {
 		t.Run(sync.opt, func(t *testing.T) {
 			db, err := Open(ctx, filepath.Join(t.TempDir(), "p.db"), Options{Synchronous: sync.opt, Logger: quiet})
 			if err != nil {
@@ -108,8 +112,16 @@ func TestPragmas(t *testing.T) {
 				Scan(&mode, &fk, &synchronous, &busy); err != nil {
 				t.Fatal(err)
 			}
-			if mode != "wal" || fk != 1 || synchronous != sync.want || busy != 10000 {
-				t.Errorf("writer: journal_mode=%s foreign_keys=%d synchronous=%d busy_timeout=%d, want wal 1 %d 10000", mode, fk, synchronous, sync.want, busy)
+			if mode != "wal" || fk != 1 || synchronous != sync.rest || busy != 10000 {
+				t.Errorf("writer: journal_mode=%s foreign_keys=%d synchronous=%d busy_timeout=%d, want wal 1 %d 10000", mode, fk, synchronous, sync.rest, busy)
+			}
+			if err := db.writeTx(ctx, func(tx *sql.Tx) error {
+				return tx.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&synchronous)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if synchronous != sync.waited {
+				t.Errorf("a transaction of its own ran at synchronous %d, want %d", synchronous, sync.waited)
 			}
 			if _, err := db.read.ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES ('x', 0)`); err == nil {
 				t.Error("the read pool accepted a write")

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/jobctx"
 )
 
 // jobArgs is the one River args type of every job kind: the kind lives in
@@ -52,7 +53,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[jobArgs]) error {
 	if job.Args.Tenant != "" {
 		ctx = memento.WithTenant(ctx, job.Args.Tenant)
 	}
-	return w.fn(ctx, job.Kind, job.Args.Payload)
+	// Its writes commit without waiting for the disk (durability.go).
+	return w.fn(jobctx.With(ctx), job.Kind, job.Args.Payload)
 }
 
 // Timeout bounds one attempt of the job.

@@ -54,11 +54,14 @@ const (
 // Options tune a DB. The zero value is valid: every field falls back to the
 // default named in its comment.
 type Options struct {
-	// Synchronous is SQLite's synchronous setting for the writer, one of
-	// "FULL" (the default), "NORMAL" or "EXTRA". FULL syncs the WAL on every
-	// commit, so an acknowledged write survives a power loss; NORMAL
-	// survives a crash of the process (even SIGKILL) but may lose the last
-	// commits on power loss. See the package documentation for figures.
+	// Synchronous is SQLite's synchronous setting for the writes somebody
+	// waits on, one of "FULL" (the default), "NORMAL" or "EXTRA". FULL
+	// syncs the WAL on every such commit, so an acknowledged write
+	// survives a power loss; NORMAL survives a crash of the process (even
+	// SIGKILL) but may lose the last commits on power loss. The writes of
+	// background jobs always commit at NORMAL: a power loss may take them,
+	// with their jobs' completion, and the jobs run again (durability.go).
+	// See the package documentation for figures.
 	Synchronous string
 	// BusyTimeout is how long a connection waits for a lock held by another
 	// connection (or process) before failing with SQLITE_BUSY. Default 10s.
@@ -204,6 +207,9 @@ type DB struct {
 	// text: the hot ones prepared at Open, others as they turn out to
 	// be run often (commit.go).
 	writeStmts *stmtCache
+	// syncLevels are the writer's synchronous settings for the writes
+	// waited on and for the background jobs' (durability.go).
+	syncLevels *syncLevels
 
 	// inserter is an insert-only River client, so jobs can be enqueued
 	// whether or not the queue was started.
@@ -258,6 +264,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 
 	var err error
+	db.syncLevels = newSyncLevels(db.opts.Synchronous, memory)
 	db.write, err = sql.Open("sqlite", db.dsn(true, memory))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -279,7 +286,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.write.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db.commits = newCommitter(db.write, func(ctx context.Context) {
+	db.commits = newCommitter(db.pinWriter, func(ctx context.Context) {
 		db.boundWAL(ctx)
 		db.writeStmts.prepareWanted(ctx)
 	})
@@ -338,7 +345,9 @@ func (db *DB) dsn(writer, memory bool) string {
 				q.Add("_pragma", "journal_size_limit("+strconv.FormatInt(db.walLimit(), 10)+")")
 			}
 		}
-		q.Add("_pragma", "synchronous("+db.opts.Synchronous+")")
+		// The writes nobody waits on commit at this level; the others
+		// switch to Options.Synchronous (durability.go).
+		q.Add("_pragma", "synchronous("+newSyncLevels(db.opts.Synchronous, memory).lazy+")")
 		// Statement journals in memory: every request of a group commit
 		// runs in a savepoint, which journals each page it changes, and
 		// SQLite would spill a journal past 64 KiB to a temporary file
@@ -407,8 +416,19 @@ func (db *DB) Ping(ctx context.Context) error {
 // writes of the pipeline and the message log go through groupTx instead,
 // which shares commits among concurrent writers.
 func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.writeTxAt(ctx, true, fn)
+}
+
+// writeTxAt is writeTx, committed without waiting for the disk unless
+// durable (durability.go).
+func (db *DB) writeTxAt(ctx context.Context, durable bool, fn func(tx *sql.Tx) error) error {
 	db.boundWAL(ctx)
-	tx, err := db.write.BeginTx(ctx, nil)
+	pinned, err := db.pinWriter(ctx, durable)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer pinned.release()
+	tx, err := pinned.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}

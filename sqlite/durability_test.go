@@ -1,0 +1,196 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/jobctx"
+)
+
+// SQLite's numbers for the synchronous settings.
+const (
+	syncNormal = 1
+	syncFull   = 2
+	syncExtra  = 3
+)
+
+// syncLevelOf reads the synchronous setting a transaction runs at.
+func syncLevelOf(ctx context.Context, tx *sql.Tx) (int, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&n)
+	return n, err
+}
+
+// TestJobWritesDoNotWaitForTheDisk checks which writes commit at which
+// synchronous setting: those of a job's context at NORMAL, every other at
+// the configured level, for each configuration.
+func TestJobWritesDoNotWaitForTheDisk(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		synchronous     string
+		durable, lazily int
+	}{
+		{"", syncFull, syncNormal},
+		{"EXTRA", syncExtra, syncNormal},
+		{"NORMAL", syncNormal, syncNormal},
+	} {
+		t.Run("synchronous="+tc.synchronous, func(t *testing.T) {
+			ctx := context.Background()
+			db := openInternal(t, Options{Synchronous: tc.synchronous})
+			level := func(run func(fn func(ctx context.Context, tx *sql.Tx) error) error) int {
+				t.Helper()
+				var got int
+				if err := run(func(ctx context.Context, tx *sql.Tx) error {
+					var err error
+					got, err = syncLevelOf(ctx, tx)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			unsynced := db.WriterStats().UnsyncedCommits
+			job := jobctx.With(ctx)
+			for _, c := range []struct {
+				what string
+				run  func(fn func(ctx context.Context, tx *sql.Tx) error) error
+				want int
+			}{
+				{"a group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(ctx, fn) }, tc.durable},
+				{"a job's group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(job, fn) }, tc.lazily},
+				{"an acknowledgement", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.urgentTx(ctx, fn) }, tc.durable},
+				{"a job's group commit again", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(job, fn) }, tc.lazily},
+				{"a transaction of its own", func(fn func(ctx context.Context, tx *sql.Tx) error) error {
+					return db.writeTx(ctx, func(tx *sql.Tx) error { return fn(ctx, tx) })
+				}, tc.durable},
+				{"a transaction of its own in a job", func(fn func(ctx context.Context, tx *sql.Tx) error) error {
+					return db.writeTx(job, func(tx *sql.Tx) error { return fn(job, tx) })
+				}, tc.durable},
+				{"a bulk write", func(fn func(ctx context.Context, tx *sql.Tx) error) error {
+					return db.writeTxAt(ctx, false, func(tx *sql.Tx) error { return fn(ctx, tx) })
+				}, tc.lazily},
+				{"a turn", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.turnTx(ctx, fn) }, tc.durable},
+			} {
+				if got := level(c.run); got != c.want {
+					t.Errorf("%s ran at synchronous %d, want %d", c.what, got, c.want)
+				}
+			}
+			// Between transactions the writer is at the jobs' level,
+			// which River's own transactions use.
+			var now int
+			if err := db.write.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&now); err != nil {
+				t.Fatal(err)
+			}
+			if now != tc.lazily {
+				t.Errorf("the writer rests at synchronous %d, want %d", now, tc.lazily)
+			}
+			wantUnsynced := int64(0)
+			if tc.durable != tc.lazily {
+				wantUnsynced = 2
+			}
+			if got := db.WriterStats().UnsyncedCommits - unsynced; got != wantUnsynced {
+				t.Errorf("%d commits without a sync, want %d", got, wantUnsynced)
+			}
+		})
+	}
+}
+
+// TestBatchesKeepJobsApart checks that a group commit holds either jobs'
+// writes or writes somebody waits on, never both: an acknowledgement
+// queued behind a job's write starts the next batch, at the durable
+// level, and the jobs' writes queued with it wait for the batch after.
+func TestBatchesKeepJobsApart(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{})
+	rig := newBatchRig(t, db)
+	batches := db.commits.batches.Load()
+	var mu sync.Mutex
+	type ran struct {
+		name  string
+		level int
+	}
+	var order []ran
+	write := func(name string, job bool, prio int) func() {
+		return func() {
+			ctx := context.Background()
+			if job {
+				ctx = jobctx.With(ctx)
+			}
+			err := db.commitTx(ctx, prio, func(ctx context.Context, tx *sql.Tx) error {
+				level, err := syncLevelOf(ctx, tx)
+				mu.Lock()
+				order = append(order, ran{name, level})
+				mu.Unlock()
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	rig.send(write("job 1", true, prioBackground)) // taken, waiting for the writer
+	rig.send(write("job 2", true, prioBackground))
+	rig.send(write("api", false, prioBackground))
+	rig.send(write("job 3", true, prioBackground))
+	rig.send(write("ack", false, prioUrgent))
+	rig.release()
+	want := []ran{{"job 1", syncNormal}, {"ack", syncFull}, {"job 2", syncNormal}, {"api", syncFull}, {"job 3", syncNormal}}
+	if !slices.Equal(order, want) {
+		t.Errorf("the committer ran %v, want %v", order, want)
+	}
+	if got := db.commits.batches.Load() - batches; got != 5 {
+		t.Errorf("%d batches, want 5 (each kind apart)", got)
+	}
+}
+
+// TestQueueRunsJobsAsJobs checks that the queue's workers mark what their
+// handlers write as jobs' writes: a River job's and a backlog batch's.
+func TestQueueRunsJobsAsJobs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	levels := make(chan int, 2)
+	observe := func(ctx context.Context) error {
+		return db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			level, err := syncLevelOf(ctx, tx)
+			levels <- level
+			return err
+		})
+	}
+	db.Handle("plain", func(ctx context.Context, _ string, _ json.RawMessage) error { return observe(ctx) }, memento.JobOptions{})
+	db.HandleBacklog(func(ctx context.Context, _ memento.Scope, jobs []memento.BacklogJob) []error {
+		err := observe(ctx)
+		out := make([]error, len(jobs))
+		for i := range out {
+			out[i] = err
+		}
+		return out
+	}, memento.BacklogOptions{})
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	jobs := func(memento.Message) []memento.JobRequest {
+		return []memento.JobRequest{{Kind: "plain", Payload: "p"}, {Kind: "mine", Payload: "m", ByUser: true}}
+	}
+	if _, err := db.AppendMessages(ctx, s, "t", []memento.Message{{Role: memento.RoleUser, Text: "hi"}}, jobs); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Stop(context.Background()) })
+	for range 2 {
+		select {
+		case level := <-levels:
+			if level != syncNormal {
+				t.Errorf("a job's write ran at synchronous %d, want %d", level, syncNormal)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the jobs did not run")
+		}
+	}
+}
