@@ -15,6 +15,7 @@ import (
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
 	"github.com/memento-ai/memento/pipeline"
+	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/recall"
 )
 
@@ -50,6 +51,9 @@ type Engine struct {
 	remembered []func(memento.Scope, memento.Message)
 	// handlers are the job handlers StartWorkers registered, by kind.
 	handlers map[string]memento.JobHandler
+	// profileJobs is the worker of the profile jobs StartWorkers
+	// registered (WarmModels).
+	profileJobs *profile.Worker
 
 	closeMu sync.Mutex
 	closers []func(context.Context) error

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/prefs"
@@ -124,6 +126,33 @@ func (e *Engine) handleProfileJobs(ctx context.Context, q memento.Queue) error {
 		return err
 	}
 	w.Register(q)
+	e.profileJobs = w
+	return nil
+}
+
+// WarmModels learns the co-occurrence counts of every tenant of the store
+// from its events, for the model jobs of the workers StartWorkers
+// started: without it, the first model job after a start reads every
+// event of its tenant while messages arrive. `memento serve` runs it in
+// the background at start; it does nothing before StartWorkers.
+func (e *Engine) WarmModels(ctx context.Context) error {
+	e.workersMu.Lock()
+	w := e.profileJobs
+	e.workersMu.Unlock()
+	if w == nil {
+		return nil
+	}
+	tenants, err := listTenants(ctx, e.Store)
+	if err != nil {
+		return fmt.Errorf("warm the models: %w", err)
+	}
+	for _, tenant := range tenants {
+		start := time.Now()
+		if err := w.Warm(ctx, tenant); err != nil {
+			return err
+		}
+		e.Logger.InfoContext(ctx, "co-occurrence counts learned at start", "tenant", tenant, "took", time.Since(start).Round(time.Millisecond))
+	}
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/profile"
+	"github.com/memento-ai/memento/sqlite"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
 
@@ -186,4 +187,75 @@ func BenchmarkModelUpdate(b *testing.B) {
 			c.Build()
 		}
 	})
+}
+
+// readCounter is a store that counts the model's reads of every event and
+// of the events since a mark.
+type readCounter struct {
+	*sqlite.DB
+	full, since int
+}
+
+func (c *readCounter) EachUserEvents(ctx context.Context, tenant string, fn func(user string, events []memento.Event) error) (int64, error) {
+	c.full++
+	return c.DB.EachUserEvents(ctx, tenant, fn)
+}
+
+func (c *readCounter) EachUserEventsSince(ctx context.Context, tenant string, mark int64, fn func(user string, events []memento.Event) error) (int64, error) {
+	c.since++
+	return c.DB.EachUserEventsSince(ctx, tenant, mark, fn)
+}
+
+// TestWarmLearnsTheCountsOnce: Warm reads every event once and saves no
+// model; the model job after it reads only the new events, and its model
+// is the full rebuild's.
+func TestWarmLearnsTheCountsOnce(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	reads := &readCounter{DB: db}
+	w := &profile.Worker{Events: db, Profiles: db, Models: reads}
+	r := rand.New(rand.NewPCG(5, 6))
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	add := func(user string, at time.Time) {
+		t.Helper()
+		if _, err := db.AddEvents(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: user}, randomEvents(r, user, 6, 10, at), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for u := range 5 {
+		add(fmt.Sprintf("u%d", u), base)
+	}
+	for range 2 {
+		if err := w.Warm(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reads.full != 1 || reads.since != 0 {
+		t.Fatalf("two warms read every event %d times and the new ones %d times, want once and never", reads.full, reads.since)
+	}
+	if m, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName); err != nil || m != nil {
+		t.Fatalf("the model after Warm alone: %v, %v; want none", m, err)
+	}
+	add("u1", base.Add(time.Hour))
+	if saved, err := w.RecomputeModel(ctx, "", false); err != nil || !saved {
+		t.Fatalf("RecomputeModel after Warm = %v, %v", saved, err)
+	}
+	if reads.full != 1 || reads.since != 1 {
+		t.Fatalf("the model job after Warm read every event %d times and the new ones %d times, want 1 and 1", reads.full, reads.since)
+	}
+	inc, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &profile.Worker{Events: db, Profiles: db, Models: db}
+	if _, err := fresh.RecomputeModel(ctx, "", true); err != nil {
+		t.Fatal(err)
+	}
+	full, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(inc.Data, full.Data) {
+		t.Fatal("the model updated from warmed counts differs from the full rebuild")
+	}
 }

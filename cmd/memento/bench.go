@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -103,7 +104,16 @@ and measures PostgreSQL in the schema S, which must hold no users yet.`,
 			}
 			deps := bench.Deps{
 				Catalog: cat, Embedder: emb, Model: model, Pipeline: pl, Assembler: asm, Agent: ag,
-				MessageJobs: app.MessageJobs, StartWorkers: app.StartWorkers, OnRemembered: app.OnRemembered, Tenant: m.Config.Tenant,
+				MessageJobs: app.MessageJobs, OnRemembered: app.OnRemembered, Tenant: m.Config.Tenant,
+				// The workers as serve starts them, the co-occurrence
+				// counts learned before the queue is measured (serve
+				// learns them in the background at start).
+				StartWorkers: func(ctx context.Context) error {
+					if err := app.StartWorkers(ctx); err != nil {
+						return err
+					}
+					return app.WarmModels(ctx)
+				},
 			}
 			switch db := app.Store.(type) {
 			case *sqlite.DB:

@@ -70,6 +70,13 @@ func (m *Main) serve(ctx context.Context) error {
 	if err := app.StartWorkers(ctx); err != nil {
 		return err
 	}
+	go func() {
+		// The co-occurrence counts, read once from every event, so that
+		// the model jobs under load update them from new events only.
+		if err := app.WarmModels(ctx); err != nil && ctx.Err() == nil {
+			app.Logger.Warn("co-occurrence counts not learned at start; the first model job learns them", "err", err)
+		}
+	}()
 	prefsSvc, err := app.Prefs(ctx)
 	if err != nil {
 		return err
