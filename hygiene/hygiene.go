@@ -15,11 +15,12 @@ import (
 // reviews, I loved it" and "my favourite character is the system admin in
 // Mr. Robot" are statements about the user and pass.
 //
-// A Gate holds no state beyond its compiled rules, so one value serves
-// every goroutine.
+// A Gate holds its compiled rules and the verdicts of the texts it
+// checked last (memo.go); one value serves every goroutine.
 type Gate struct {
 	rules     []rule
 	assistant []rule
+	memo      *memo
 }
 
 // rule is one pattern of instruction text.
@@ -37,7 +38,7 @@ type rule struct {
 }
 
 // New returns the gate with the built-in rules.
-func New() *Gate { return &Gate{rules: defaultRules, assistant: assistantRules} }
+func New() *Gate { return &Gate{rules: defaultRules, assistant: assistantRules, memo: &memo{}} }
 
 // standard is the gate the package functions use; its rules are
 // compiled once and never change.
@@ -87,14 +88,13 @@ func Instructs(text string) (bool, string) {
 
 // Check returns the reasons text is refused, one per matching rule, or nil
 // for clean text.
-func (g *Gate) Check(text string) []string { return g.check(Normalise(text), g.rules, nil, false) }
+func (g *Gate) Check(text string) []string { return g.checkDefault(text) }
 
 // CheckRole is Check with the rules for the message's role added.
 func (g *Gate) CheckRole(role memento.Role, text string) []string {
-	norm := Normalise(text)
-	reasons := g.check(norm, g.rules, nil, false)
+	reasons := g.checkDefault(text)
 	if role != memento.RoleUser {
-		reasons = g.check(norm, g.assistant, reasons, false)
+		reasons = g.check(Normalise(text), g.assistant, reasons, false)
 	}
 	return reasons
 }

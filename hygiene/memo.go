@@ -1,0 +1,74 @@
+package hygiene
+
+import (
+	"slices"
+	"sync"
+)
+
+// The verdicts of recent texts.
+//
+// A message is checked on every path into memory: the attribute pipeline,
+// the preference learner and the reader of the actions it reports each
+// check it, and each checks it with the user's previous message, which
+// was itself checked as a message a moment before. Normalising a text and
+// running the rules over it cost about 0.1 ms, a tenth of the background
+// work of a message, so the gate keeps the reasons of the texts it
+// checked last. A verdict depends on the text alone (the rules never
+// change), so a kept one is the verdict.
+
+// memoTexts bounds the texts of one generation of the memo; memoLongest
+// is the longest text kept (longer texts are rare and would hold memory).
+const (
+	memoTexts   = 4096
+	memoLongest = 4096
+)
+
+// memo holds the reasons of recent texts in two generations: a lookup
+// reads both, and once the current one is full it becomes the old one,
+// so a text checked again while it is among the last memoTexts to
+// 2×memoTexts texts is not checked again.
+type memo struct {
+	mu       sync.Mutex
+	cur, old map[string][]string
+}
+
+// get returns the kept reasons of text.
+func (m *memo) get(text string) ([]string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.cur[text]; ok {
+		return r, true
+	}
+	r, ok := m.old[text]
+	return r, ok
+}
+
+// put keeps the reasons of text.
+func (m *memo) put(text string, reasons []string) {
+	if len(text) > memoLongest {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.cur) >= memoTexts {
+		m.old, m.cur = m.cur, nil
+	}
+	if m.cur == nil {
+		m.cur = make(map[string][]string, memoTexts)
+	}
+	m.cur[text] = slices.Clip(reasons)
+}
+
+// checkDefault returns the reasons of the default rules for text, kept or
+// found; the slice is the caller's own.
+func (g *Gate) checkDefault(text string) []string {
+	if g.memo == nil {
+		return g.check(Normalise(text), g.rules, nil, false)
+	}
+	if r, ok := g.memo.get(text); ok {
+		return slices.Clone(r)
+	}
+	r := g.check(Normalise(text), g.rules, nil, false)
+	g.memo.put(text, slices.Clone(r))
+	return r
+}
