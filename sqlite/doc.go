@@ -47,6 +47,11 @@
 // Reads (ThreadState, Messages, Events, SearchMessages, Jobs, ...) go to a
 // separate pool of read-only connections and never wait for the writer.
 //
+// The full-text indexes (messages_fts, message_search, memories_fts) do
+// not merge their segments inside the writes that add them: migration
+// 0015 turns FTS5's automerge off, and a background merger asks each
+// index for a bounded merge while the store is written (ftsmerge.go).
+//
 // # Connections
 //
 // The writer pool has exactly one connection (SetMaxOpenConns(1)): SQLite

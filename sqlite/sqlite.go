@@ -210,6 +210,9 @@ type DB struct {
 	// syncLevels are the writer's synchronous settings for the writes
 	// waited on and for the background jobs' (durability.go).
 	syncLevels *syncLevels
+	// ftsMerge merges the full-text indexes' segments in the background
+	// (ftsmerge.go).
+	ftsMerge *ftsMerger
 
 	// inserter is an insert-only River client, so jobs can be enqueued
 	// whether or not the queue was started.
@@ -290,6 +293,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.boundWAL(ctx)
 		db.writeStmts.prepareWanted(ctx)
 	})
+	db.startFTSMerger()
 
 	if memory {
 		db.read = db.write
@@ -379,6 +383,9 @@ func (db *DB) Close() error {
 	db.backfill.Stop()
 	if err := db.Stop(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	if db.ftsMerge != nil {
+		db.ftsMerge.close()
 	}
 	if db.commits != nil {
 		db.commits.close()

@@ -1,0 +1,71 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// segments counts the segments of a full-text index.
+func segments(t *testing.T, db *DB, index string) int {
+	t.Helper()
+	var n int
+	if err := db.read.QueryRowContext(context.Background(), `SELECT count(DISTINCT segid) FROM `+index+`_idx`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFTSMergerKeepsSegmentsFew appends messages one transaction at a
+// time, each a new segment of the two message indexes: with FTS5's own
+// merging off (migration 0015), the merger brings the segments down to a
+// few per level once the writes stop, where without it they pile up to
+// FTS5's crisis limit; search finds every message either way.
+func TestFTSMergerKeepsSegmentsFew(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const messages = 60
+	fill := func(db *DB) {
+		t.Helper()
+		s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+		for i := range messages {
+			text := fmt.Sprintf("message %d about the lighthouse keeper", i)
+			if _, err := db.AppendMessages(ctx, s, "t", []memento.Message{{Role: memento.RoleUser, Text: text}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var found int
+		if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'lighthouse'`).Scan(&found); err != nil {
+			t.Fatal(err)
+		}
+		if found != messages {
+			t.Fatalf("search found %d messages, want %d", found, messages)
+		}
+	}
+
+	idle := openInternal(t, Options{})
+	idle.ftsMerge.close() // FTS5's own merging is off and nobody merges
+	fill(idle)
+	piled := segments(t, idle, "messages_fts")
+
+	db := openInternal(t, Options{})
+	fill(db)
+	deadline := time.Now().Add(30 * time.Second)
+	for segments(t, db, "messages_fts") > 6 || segments(t, db, "message_search") > 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("segments after the writes stopped: %d and %d, want at most 6 each (%d merges)",
+				segments(t, db, "messages_fts"), segments(t, db, "message_search"), db.ftsMerge.merges.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("segments of messages_fts: %d without the merger, %d with it (%d merges)", piled, segments(t, db, "messages_fts"), db.ftsMerge.merges.Load())
+	if piled <= 8 {
+		t.Fatalf("without the merger %d segments; the test needs writes that pile up more than the merger leaves", piled)
+	}
+	if db.ftsMerge.merges.Load() == 0 {
+		t.Fatal("the segments are few but the merger merged nothing")
+	}
+}
