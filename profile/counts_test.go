@@ -107,19 +107,7 @@ func TestWorkerUpdatesTheModelIncrementally(t *testing.T) {
 		if err != nil || !saved {
 			t.Fatalf("round %d: RecomputeModel = %v, %v", round, saved, err)
 		}
-		inc, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A second worker, with no counts, rebuilds from every event.
-		fresh := &profile.Worker{Events: db, Profiles: db, Models: db}
-		if _, err := fresh.RecomputeModel(ctx, "", true); err != nil {
-			t.Fatal(err)
-		}
-		full, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName)
-		if err != nil {
-			t.Fatal(err)
-		}
+		inc, full := savedThenRebuilt(t, db)
 		if !bytes.Equal(inc.Data, full.Data) || inc.EventsMark != full.EventsMark {
 			t.Fatalf("round %d: the incrementally updated model (mark %d) differs from the full rebuild (mark %d)", round, inc.EventsMark, full.EventsMark)
 		}
@@ -189,6 +177,25 @@ func BenchmarkModelUpdate(b *testing.B) {
 	})
 }
 
+// savedThenRebuilt returns the default tenant's stored model, then the
+// one a second worker, with no counts, saves from every event.
+func savedThenRebuilt(t *testing.T, db *sqlite.DB) (saved, full *memento.ProfileModel) {
+	t.Helper()
+	ctx := context.Background()
+	saved, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &profile.Worker{Events: db, Profiles: db, Models: db}
+	if _, err := fresh.RecomputeModel(ctx, "", true); err != nil {
+		t.Fatal(err)
+	}
+	if full, err = db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName); err != nil {
+		t.Fatal(err)
+	}
+	return saved, full
+}
+
 // readCounter is a store that counts the model's reads of every event and
 // of the events since a mark.
 type readCounter struct {
@@ -243,19 +250,7 @@ func TestWarmLearnsTheCountsOnce(t *testing.T) {
 	if reads.full != 1 || reads.since != 1 {
 		t.Fatalf("the model job after Warm read every event %d times and the new ones %d times, want 1 and 1", reads.full, reads.since)
 	}
-	inc, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh := &profile.Worker{Events: db, Profiles: db, Models: db}
-	if _, err := fresh.RecomputeModel(ctx, "", true); err != nil {
-		t.Fatal(err)
-	}
-	full, err := db.ProfileModel(ctx, memento.DefaultTenant, profile.ModelName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(inc.Data, full.Data) {
+	if inc, full := savedThenRebuilt(t, db); !bytes.Equal(inc.Data, full.Data) {
 		t.Fatal("the model updated from warmed counts differs from the full rebuild")
 	}
 }

@@ -3,6 +3,11 @@
 // waiting for the disk: a job's results derive from data already
 // committed, and its completion is committed after them, so a power loss
 // that takes them takes the completion too and the job runs again.
+//
+// memento.InBackground marks the same contexts for another purpose (the
+// language model's budget of background requests) and is put on by the
+// engine; this mark is put on by the stores' own workers, and nothing
+// else, so that no write anyone waits on can commit unsynced.
 package jobctx
 
 import "context"
