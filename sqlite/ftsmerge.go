@@ -77,8 +77,7 @@ func (m *ftsMerger) loop() {
 			return
 		case <-t.C:
 		}
-		writes := m.db.commits.requests.Load()
-		if writes == seen {
+		if m.db.commits.requests.Load() == seen {
 			continue
 		}
 		for range ftsMergeRounds {
@@ -89,8 +88,9 @@ func (m *ftsMerger) loop() {
 			}
 			if !worked {
 				// Nothing left to merge: the store's writes up to
-				// here are merged.
-				seen = writes
+				// here, this request of the merger's own included,
+				// are merged.
+				seen = m.db.commits.requests.Load()
 				break
 			}
 			select {

@@ -68,4 +68,17 @@ func TestFTSMergerKeepsSegmentsFew(t *testing.T) {
 	if db.ftsMerge.merges.Load() == 0 {
 		t.Fatal("the segments are few but the merger merged nothing")
 	}
+	// Once merged, an idle store is left alone: the merger's own
+	// requests do not count as writes to merge after, so it comes to
+	// rest (a merger that kept asking would write every tick).
+	for {
+		before := db.commits.requests.Load()
+		time.Sleep(3 * ftsMergeEvery)
+		if db.commits.requests.Load() == before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the merger keeps writing to an idle store")
+		}
+	}
 }
