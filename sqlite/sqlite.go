@@ -293,7 +293,6 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.boundWAL(ctx)
 		db.writeStmts.prepareWanted(ctx)
 	})
-	db.startFTSMerger()
 
 	if memory {
 		db.read = db.write
@@ -329,6 +328,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// Last: its writes go through the committer, which reads what Open
+	// set up (the checkpointer).
+	db.startFTSMerger()
 	return db, nil
 }
 
