@@ -70,7 +70,9 @@ func (m *ftsMerger) loop() {
 	defer close(m.done)
 	t := time.NewTicker(ftsMergeEvery)
 	defer t.Stop()
-	seen := int64(-1)
+	// An idle store is left alone: segments an earlier process left
+	// unmerged are merged after the next write.
+	seen := m.db.commits.requests.Load()
 	for {
 		select {
 		case <-m.stop:
