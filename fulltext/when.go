@@ -124,7 +124,12 @@ func scanTime(text string, at time.Time, absolute bool) (spans []Period, told bo
 			}
 		case "since":
 			if n, err := strconv.Atoi(next(i)); err == nil && n >= 1900 && n <= 2100 {
-				spans, told = append(spans, Period{year(at, n-at.Year()).From, at.Add(time.Hour)}), true
+				// "since 2070", said before 2070, names no time yet
+				// passed: it tells time, but no period.
+				if from := year(at, n-at.Year()).From; from.Before(at) {
+					spans = append(spans, Period{from, at.Add(time.Hour)})
+				}
+				told = true
 				i++
 			}
 		default:
