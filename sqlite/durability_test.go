@@ -195,3 +195,53 @@ func TestQueueRunsJobsAsJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncLevelsUnderConcurrentWriters has writers of every kind write at
+// once (group commits of jobs and of requests, transactions of their own
+// at both levels): each transaction runs at its own level, whatever the
+// one before it on the writer's connection set. Run with -race: the level
+// the connection has is state shared by every writer.
+func TestSyncLevelsUnderConcurrentWriters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	job := jobctx.With(ctx)
+	kinds := []struct {
+		what string
+		run  func(fn func(ctx context.Context, tx *sql.Tx) error) error
+		want int
+	}{
+		{"a group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(ctx, fn) }, syncFull},
+		{"a job's group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(job, fn) }, syncNormal},
+		{"an acknowledgement", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.urgentTx(ctx, fn) }, syncFull},
+		{"a transaction of its own", func(fn func(ctx context.Context, tx *sql.Tx) error) error {
+			return db.writeTx(ctx, func(tx *sql.Tx) error { return fn(ctx, tx) })
+		}, syncFull},
+		{"a bulk write", func(fn func(ctx context.Context, tx *sql.Tx) error) error {
+			return db.writeTxAt(ctx, false, func(tx *sql.Tx) error { return fn(ctx, tx) })
+		}, syncNormal},
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				k := kinds[(w+i)%len(kinds)]
+				var got int
+				err := k.run(func(ctx context.Context, tx *sql.Tx) error {
+					var err error
+					got, err = syncLevelOf(ctx, tx)
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got != k.want {
+					t.Errorf("%s ran at synchronous %d, want %d", k.what, got, k.want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
