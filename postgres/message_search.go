@@ -32,10 +32,10 @@ type MessageHit struct {
 // the index applies, so "liked thrillers" finds "I like thrillers"; a
 // query without words matches nothing.
 //
-// It ranks over the keyword index recall uses (search.go), so it differs
-// from SQLite's search of messages_fts in two small ways: the lengths of
-// documents count recall's scope token, and a message the pipeline
-// rejected as an instruction to the system is not found. Unlike recall,
+// It ranks over the keyword index recall uses (search.go), as SQLite's
+// does (the lengths of documents count recall's scope token there too),
+// but a message the pipeline rejected as an instruction to the system is
+// not found. Unlike recall,
 // it does not bound the matches per word. Errors: EINVALID.
 func (db *DB) SearchMessages(ctx context.Context, s memento.Scope, query string, k int) ([]MessageHit, error) {
 	s, err := checkScope(s)

@@ -47,7 +47,7 @@
 // Reads (ThreadState, Messages, Events, SearchMessages, Jobs, ...) go to a
 // separate pool of read-only connections and never wait for the writer.
 //
-// The full-text indexes (messages_fts, message_search, memories_fts) do
+// The full-text indexes (message_search, memories_fts) do
 // not merge their segments inside the writes that add them: migration
 // 0015 turns FTS5's automerge off, and a background merger asks each
 // index for a bounded merge while the store is written (ftsmerge.go).
@@ -215,7 +215,8 @@
 //	messages     pk, (tenant_id, user_id, id) unique, thread_id,
 //	             seq (per thread, from 1), role, text, at, created_at
 //	messages_fts FTS5 over messages.text (external content, porter
-//	             stemming), kept in sync by triggers
+//	             stemming), kept in sync by triggers; dropped by 0016,
+//	             message_search (0002) indexes the same text
 //	summaries    id, (tenant_id, user_id, thread_id), text, from_seq,
 //	             to_seq, sources (JSON), created_at
 //	events       pk, (tenant_id, user_id, id) unique, type, title_id,

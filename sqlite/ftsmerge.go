@@ -29,7 +29,7 @@ import (
 // write that makes it so ('crisismerge'), as before.
 
 // ftsIndexes are the full-text indexes the merger keeps merged.
-var ftsIndexes = []string{"messages_fts", "message_search", "memories_fts"}
+var ftsIndexes = []string{"message_search", "memories_fts"}
 
 // Settings of the merger.
 const (

@@ -44,7 +44,7 @@ const fuzzDoc = `{"format":"memento.user/v1","tenant":"default","user":"ann","ex
 
 // FuzzKeywordQuery runs the FTS5 queries built from user text (recall's
 // scopedMatch over memories_fts and message_search, and SearchMessages'
-// ftsQuery over messages_fts) against a real store: whatever the text and
+// ftsQuery over message_search's text column) against a real store: whatever the text and
 // the user id, no query may fail, since a syntax error would turn a
 // user's words into a 500.
 func FuzzKeywordQuery(f *testing.F) {
@@ -79,7 +79,7 @@ func FuzzKeywordQuery(f *testing.F) {
 		}
 		if match := ftsQuery(query); match != "" {
 			var n int
-			if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?`, match).Scan(&n); err != nil {
+			if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM message_search WHERE message_search MATCH ?`, "text : ("+match+")").Scan(&n); err != nil {
 				t.Fatalf("MATCH %q (from %q): %v", match, query, err)
 			}
 		}

@@ -44,10 +44,13 @@ func (db *DB) SearchMessages(ctx context.Context, s memento.Scope, query string,
 	if match == "" {
 		return hits, nil
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+prefixed("m.", messageColumns)+`, bm25(messages_fts) AS rank
-		FROM messages_fts JOIN messages AS m ON m.pk = messages_fts.rowid
-		WHERE messages_fts MATCH ? AND m.tenant_id = ? AND m.user_id = ?
-		ORDER BY rank, m.at DESC, m.pk DESC LIMIT ?`, match, s.Tenant, s.User, k)
+	// The words are matched in the text column only, among the user's
+	// rows (recall's scope token); the scope column weighs nothing in the
+	// rank.
+	rows, err := db.read.QueryContext(ctx, `SELECT `+prefixed("m.", messageColumns)+`, bm25(message_search, 1.0, 0.0) AS rank
+		FROM message_search JOIN messages AS m ON m.pk = message_search.rowid
+		WHERE message_search MATCH ? AND m.tenant_id = ? AND m.user_id = ?
+		ORDER BY rank, m.at DESC, m.pk DESC LIMIT ?`, scopeToken(s)+" AND text : ("+match+")", s.Tenant, s.User, k)
 	if err != nil {
 		return nil, fmt.Errorf("search messages: %w", err)
 	}
