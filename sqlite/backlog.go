@@ -72,9 +72,9 @@ const (
 
 // Statements of the backlog's hot path, prepared at Open (commit.go).
 const (
-	sqlInsertBacklog = `INSERT INTO backlog (tenant_id, user_id, kind, payload, max_attempts, created_at) VALUES (?, ?, ?, ?, ?, ?)`
-	sqlBacklogUser   = `INSERT INTO backlog_users (tenant_id, user_id) VALUES (?, ?)
-		ON CONFLICT (tenant_id, user_id) DO UPDATE SET job_id = job_id RETURNING job_id`
+	sqlInsertBacklog     = `INSERT INTO backlog (tenant_id, user_id, kind, payload, max_attempts, created_at) VALUES (?, ?, ?, ?, ?, ?)`
+	sqlBacklogUser       = `SELECT job_id FROM backlog_users WHERE tenant_id = ? AND user_id = ?`
+	sqlInsertBacklogUser = `INSERT INTO backlog_users (tenant_id, user_id) VALUES (?, ?)`
 	sqlBacklogJobWaiting = `SELECT state IN ('available', 'scheduled', 'pending', 'retryable', 'running') FROM river_job WHERE id = ?`
 	sqlSetBacklogJob     = `UPDATE backlog_users SET job_id = ? WHERE tenant_id = ? AND user_id = ?`
 	sqlClaimBacklog      = `UPDATE backlog_users SET owner = ?1, job_id = ?2
@@ -151,8 +151,15 @@ func (db *DB) insertBacklog(ctx context.Context, tx *sql.Tx, s memento.Scope, it
 // reads the backlog again before it ends).
 func (db *DB) ensureBacklogJob(ctx context.Context, tx *sql.Tx, s memento.Scope) error {
 	st := db.prepared(tx)
+	// Read, and the row added only when missing: an upsert would rewrite
+	// the user's row, a page more for every append's commit to log.
 	var jobID sql.NullInt64
-	if err := st.QueryRowContext(ctx, sqlBacklogUser, s.Tenant, s.User).Scan(&jobID); err != nil {
+	switch err := st.QueryRowContext(ctx, sqlBacklogUser, s.Tenant, s.User).Scan(&jobID); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := st.ExecContext(ctx, sqlInsertBacklogUser, s.Tenant, s.User); err != nil {
+			return fmt.Errorf("add the user's backlog: %w", err)
+		}
+	case err != nil:
 		return fmt.Errorf("read the backlog's job: %w", err)
 	}
 	if jobID.Valid {

@@ -678,5 +678,5 @@ var preparedWrites = []string{
 	sqlMessageOfRun, sqlRunCount, sqlCurrentValue, sqlCloseMemory, sqlInsertMemory, sqlInsertMemoryVector,
 	sqlInsertRun, sqlUpsertMessageVector, sqlDeleteCheckpoint,
 	sqlInsertThread, sqlThreadSeq, sqlMessageByID, sqlInsertMessage, sqlUpdateThreadSeq,
-	sqlInsertBacklog, sqlBacklogUser, sqlBacklogJobWaiting, sqlSetBacklogJob, sqlClaimBacklog, sqlBacklogLeft, sqlGiveUpBacklog,
+	sqlInsertBacklog, sqlBacklogUser, sqlInsertBacklogUser, sqlBacklogJobWaiting, sqlSetBacklogJob, sqlClaimBacklog, sqlBacklogLeft, sqlGiveUpBacklog,
 }
