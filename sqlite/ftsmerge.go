@@ -33,14 +33,16 @@ var ftsIndexes = []string{"message_search", "memories_fts"}
 
 // Settings of the merger.
 const (
-	// ftsMergePages is the work of one merge request per index: a few
-	// milliseconds of the writer.
-	ftsMergePages = 64
+	// ftsMergePages is the work of one merge request per index: a
+	// millisecond or a few of the writer, which an acknowledgement that
+	// arrives meanwhile waits for (64 pages took up to 15 ms at a million
+	// memories).
+	ftsMergePages = 16
 	// ftsMergeEvery is how often the merger looks for writes.
 	ftsMergeEvery = 200 * time.Millisecond
 	// ftsMergeRounds bounds the back-to-back requests of one look: the
 	// writes keep their share of the writer under a long merge.
-	ftsMergeRounds = 16
+	ftsMergeRounds = 64
 )
 
 // ftsMerger merges the full-text indexes of a DB in the background.
