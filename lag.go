@@ -102,7 +102,10 @@ func MergeLags(lags *QueueLags, backlog map[string]QueueLag, now time.Time) *Que
 // it opened: group commits, the writes they committed, and the seconds
 // the writer spent on batches and, of those, on the commits themselves;
 // UnsyncedCommits are the commits that did not wait for the disk (those
-// of background jobs' writes only). Between two readings, BusySeconds over the wall time between them is
+// of background jobs' writes only); LogSyncs and LogSyncSeconds are the
+// syncs of the log that made the other commits durable after they
+// returned, off the writer, when the store syncs that way (SQLite at
+// synchronous FULL or EXTRA), and the seconds they took. Between two readings, BusySeconds over the wall time between them is
 // the writer's utilisation: near 1, the writer is what limits the writes.
 type WriterStats struct {
 	Commits     int64   `json:"commits"`
@@ -112,11 +115,16 @@ type WriterStats struct {
 	// UnsyncedCommits counts the commits of background jobs' writes,
 	// which do not wait for the disk.
 	UnsyncedCommits int64 `json:"unsyncedCommits"`
+	// LogSyncs counts the syncs of the log after commits that were
+	// waited on: commits that ended while one ran share the next.
+	LogSyncs       int64   `json:"logSyncs"`
+	LogSyncSeconds float64 `json:"logSyncSeconds"`
 }
 
 // Sub returns the difference s - o: what was written between two readings.
 func (s WriterStats) Sub(o WriterStats) WriterStats {
 	return WriterStats{Commits: s.Commits - o.Commits, Writes: s.Writes - o.Writes,
 		BusySeconds: s.BusySeconds - o.BusySeconds, SyncSeconds: s.SyncSeconds - o.SyncSeconds,
-		UnsyncedCommits: s.UnsyncedCommits - o.UnsyncedCommits}
+		UnsyncedCommits: s.UnsyncedCommits - o.UnsyncedCommits,
+		LogSyncs:        s.LogSyncs - o.LogSyncs, LogSyncSeconds: s.LogSyncSeconds - o.LogSyncSeconds}
 }

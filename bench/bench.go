@@ -746,7 +746,9 @@ type queueRun struct {
 // WriterUse is what a store's one writer did during a measurement: its
 // share of the wall time spent on batches and, of that, on commits
 // waiting for the disk, its commits and the writes they held, and the
-// commits of background jobs' writes alone, which do not wait for the disk.
+// commits of background jobs' writes alone, which do not wait for the disk,
+// and the syncs of the log that made the others durable off the writer
+// (SQLite), with their share of the wall time.
 type WriterUse struct {
 	BusyShare       float64 `json:"busyShare"`
 	SyncShare       float64 `json:"syncShare"`
@@ -754,6 +756,8 @@ type WriterUse struct {
 	Writes          int64   `json:"writes"`
 	WritesPerCommit float64 `json:"writesPerCommit"`
 	UnsyncedCommits int64   `json:"unsyncedCommits"`
+	LogSyncs        int64   `json:"logSyncs"`
+	LogSyncShare    float64 `json:"logSyncShare"`
 }
 
 // writerStats is a store with one writer.
@@ -769,7 +773,8 @@ func writerUse(db any, before memento.WriterStats, secs float64) *WriterUse {
 		return nil
 	}
 	d := w.WriterStats().Sub(before)
-	u := &WriterUse{BusyShare: round3(d.BusySeconds / secs), SyncShare: round3(d.SyncSeconds / secs), Commits: d.Commits, Writes: d.Writes, UnsyncedCommits: d.UnsyncedCommits}
+	u := &WriterUse{BusyShare: round3(d.BusySeconds / secs), SyncShare: round3(d.SyncSeconds / secs), Commits: d.Commits, Writes: d.Writes, UnsyncedCommits: d.UnsyncedCommits,
+		LogSyncs: d.LogSyncs, LogSyncShare: round3(d.LogSyncSeconds / secs)}
 	if d.Commits > 0 {
 		u.WritesPerCommit = round3(float64(d.Writes) / float64(d.Commits))
 	}

@@ -22,10 +22,12 @@ import (
 // waiting, runs each inside its own SAVEPOINT of one transaction, commits
 // once and then answers every caller. A request that fails is rolled back
 // to its savepoint and its error goes to its caller alone; the others are
-// committed. Nobody hears "done" before the COMMIT that made their rows
-// durable returned, so the semantics of a solo transaction are kept: a
-// lone writer pays one handover between goroutines and two tiny
-// statements more, and concurrent writers share the fsync.
+// committed. Nobody hears "done" before their rows are durable (the
+// COMMIT returned and, for a batch somebody waits on, the log syncer's
+// fsync after it ended: logsync.go), so the semantics of a solo
+// transaction are kept: a lone writer pays two handovers between
+// goroutines and two tiny statements more, and concurrent writers share
+// the fsync.
 
 // Limits of one group commit. A batch stops taking requests once it holds
 // maxBatch of them or its statements have run for maxBatchWork: every
@@ -67,6 +69,10 @@ type committer struct {
 	pin func(ctx context.Context, durable bool) (*pinnedWriter, error)
 	// prepare runs before each batch's transaction (DB.boundWAL).
 	prepare func(ctx context.Context)
+	// logSync answers the requests of a batch that is waited on once the
+	// log is on disk, when the batch committed without waiting for it
+	// (logsync.go); nil when every such batch waits in its COMMIT.
+	logSync *logSyncer
 	// held is a request taken from a queue that did not fit the batch
 	// running then (a job's write while an acknowledgement's batch ran,
 	// or the reverse): the next batch starts with it.
@@ -103,8 +109,8 @@ type committer struct {
 	busy, committing                   atomic.Int64
 }
 
-func newCommitter(pin func(ctx context.Context, durable bool) (*pinnedWriter, error), prepare func(ctx context.Context)) *committer {
-	c := &committer{pin: pin, prepare: prepare, maxBatch: maxBatch, maxWork: maxBatchWork,
+func newCommitter(pin func(ctx context.Context, durable bool) (*pinnedWriter, error), prepare func(ctx context.Context), logSync *logSyncer) *committer {
+	c := &committer{pin: pin, prepare: prepare, logSync: logSync, maxBatch: maxBatch, maxWork: maxBatchWork,
 		reqs: make(chan *commitRequest, maxBatch), turns: make(chan *commitRequest, maxBatch), urgent: make(chan *commitRequest, maxBatch),
 		stopped: make(chan struct{})}
 	c.inReqs, c.inTurns, c.inUrgent = c.reqs, c.turns, c.urgent
@@ -421,6 +427,12 @@ func (c *committer) commit(tx *sql.Tx, pinned *pinnedWriter, ran []*commitReques
 	}
 	c.batches.Add(1)
 	c.requests.Add(int64(len(ran)))
+	if err == nil && pinned.deferred {
+		// Committed, not yet on disk: the syncer answers once it is,
+		// while the writer goes on.
+		c.logSync.after(ran)
+		return
+	}
 	for _, r := range ran {
 		r.done <- err
 	}
@@ -428,18 +440,23 @@ func (c *committer) commit(tx *sql.Tx, pinned *pinnedWriter, ran []*commitReques
 
 // WriterStats says how much the one writer has done since Open: its
 // group commits, the writes they committed, and the time it spent on
-// batches and, of that, on their COMMITs (which wait for the disk). The
-// writer's share of a span of wall time, from two readings, says whether
+// batches and, of that, on their COMMITs, and the syncs of the log that
+// made the commits waited on durable after they returned. The writer's
+// share of a span of wall time, from two readings, says whether
 // it is what limits the writes.
 func (db *DB) WriterStats() memento.WriterStats {
 	c := db.commits
-	return memento.WriterStats{
+	st := memento.WriterStats{
 		Commits:         c.batches.Load(),
 		Writes:          c.requests.Load(),
 		BusySeconds:     time.Duration(c.busy.Load()).Seconds(),
 		SyncSeconds:     time.Duration(c.committing.Load()).Seconds(),
 		UnsyncedCommits: c.unsynced.Load(),
 	}
+	if l := c.logSync; l != nil {
+		st.LogSyncs, st.LogSyncSeconds = l.syncs.Load(), time.Duration(l.syncing.Load()).Seconds()
+	}
+	return st
 }
 
 // start marks the request as running, unless its caller withdrew it or

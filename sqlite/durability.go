@@ -72,6 +72,9 @@ type pinnedWriter struct {
 	conn    *sql.Conn
 	levels  *syncLevels
 	durable bool
+	// deferred marks a transaction that is waited on but runs at the
+	// lazy level: the log syncer makes its commit durable (logsync.go).
+	deferred bool
 }
 
 // pinWriter takes the writer's one connection and sets its synchronous
@@ -91,6 +94,21 @@ func (db *DB) pinWriter(ctx context.Context, durable bool) (*pinnedWriter, error
 		conn.Close()
 		return nil, err
 	}
+	return p, nil
+}
+
+// pinBatch is pinWriter for a batch of the committer. With a log syncer,
+// a batch that is waited on runs at the lazy level too, and its requests
+// are answered once the syncer has synced the log after its commit.
+func (db *DB) pinBatch(ctx context.Context, durable bool) (*pinnedWriter, error) {
+	if !durable || db.logSync == nil {
+		return db.pinWriter(ctx, durable)
+	}
+	p, err := db.pinWriter(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	p.durable, p.deferred = true, true
 	return p, nil
 }
 

@@ -28,17 +28,21 @@ func syncLevelOf(ctx context.Context, tx *sql.Tx) (int, error) {
 }
 
 // TestJobWritesDoNotWaitForTheDisk checks which writes commit at which
-// synchronous setting: those of a job's context at NORMAL, every other at
-// the configured level, for each configuration.
+// synchronous setting, for each configuration: those of a job's context
+// at NORMAL; the group commits somebody waits on at NORMAL too, each
+// answered after a sync of the log (logsync.go), where the configured
+// level is FULL or EXTRA; transactions of their own at the configured
+// level.
 func TestJobWritesDoNotWaitForTheDisk(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		synchronous     string
-		durable, lazily int
+		synchronous            string
+		durable, batch, lazily int
+		logSyncs               int64
 	}{
-		{"", syncFull, syncNormal},
-		{"EXTRA", syncExtra, syncNormal},
-		{"NORMAL", syncNormal, syncNormal},
+		{"", syncFull, syncNormal, syncNormal, 3},
+		{"EXTRA", syncExtra, syncNormal, syncNormal, 3},
+		{"NORMAL", syncNormal, syncNormal, syncNormal, 0},
 	} {
 		t.Run("synchronous="+tc.synchronous, func(t *testing.T) {
 			ctx := context.Background()
@@ -56,16 +60,16 @@ func TestJobWritesDoNotWaitForTheDisk(t *testing.T) {
 				}
 				return got
 			}
-			unsynced := db.WriterStats().UnsyncedCommits
+			unsynced, logSyncs := db.WriterStats().UnsyncedCommits, db.WriterStats().LogSyncs
 			job := jobctx.With(ctx)
 			for _, c := range []struct {
 				what string
 				run  func(fn func(ctx context.Context, tx *sql.Tx) error) error
 				want int
 			}{
-				{"a group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(ctx, fn) }, tc.durable},
+				{"a group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(ctx, fn) }, tc.batch},
 				{"a job's group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(job, fn) }, tc.lazily},
-				{"an acknowledgement", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.urgentTx(ctx, fn) }, tc.durable},
+				{"an acknowledgement", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.urgentTx(ctx, fn) }, tc.batch},
 				{"a job's group commit again", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(job, fn) }, tc.lazily},
 				{"a transaction of its own", func(fn func(ctx context.Context, tx *sql.Tx) error) error {
 					return db.writeTx(ctx, func(tx *sql.Tx) error { return fn(ctx, tx) })
@@ -76,7 +80,7 @@ func TestJobWritesDoNotWaitForTheDisk(t *testing.T) {
 				{"a bulk write", func(fn func(ctx context.Context, tx *sql.Tx) error) error {
 					return db.writeTxAt(ctx, false, func(tx *sql.Tx) error { return fn(ctx, tx) })
 				}, tc.lazily},
-				{"a turn", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.turnTx(ctx, fn) }, tc.durable},
+				{"a turn", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.turnTx(ctx, fn) }, tc.batch},
 			} {
 				if got := level(c.run); got != c.want {
 					t.Errorf("%s ran at synchronous %d, want %d", c.what, got, c.want)
@@ -98,19 +102,25 @@ func TestJobWritesDoNotWaitForTheDisk(t *testing.T) {
 			if got := db.WriterStats().UnsyncedCommits - unsynced; got != wantUnsynced {
 				t.Errorf("%d commits without a sync, want %d", got, wantUnsynced)
 			}
+			// The group commit, the acknowledgement and the turn ran one
+			// after the other, each answered after a sync of its own.
+			if got := db.WriterStats().LogSyncs - logSyncs; got != tc.logSyncs {
+				t.Errorf("%d syncs of the log, want %d", got, tc.logSyncs)
+			}
 		})
 	}
 }
 
 // TestBatchesKeepJobsApart checks that a group commit holds either jobs'
 // writes or writes somebody waits on, never both: an acknowledgement
-// queued behind a job's write starts the next batch, at the durable
-// level, and the jobs' writes queued with it wait for the batch after.
+// queued behind a job's write starts the next batch, answered after a
+// sync of the log, and the jobs' writes queued with it wait for the batch
+// after.
 func TestBatchesKeepJobsApart(t *testing.T) {
 	t.Parallel()
 	db := openInternal(t, Options{})
 	rig := newBatchRig(t, db)
-	batches := db.commits.batches.Load()
+	batches, logSyncs := db.commits.batches.Load(), db.WriterStats().LogSyncs
 	var mu sync.Mutex
 	type ran struct {
 		name  string
@@ -141,12 +151,15 @@ func TestBatchesKeepJobsApart(t *testing.T) {
 	rig.send(write("job 3", true, prioBackground))
 	rig.send(write("ack", false, prioUrgent))
 	rig.release()
-	want := []ran{{"job 1", syncNormal}, {"ack", syncFull}, {"job 2", syncNormal}, {"api", syncFull}, {"job 3", syncNormal}}
+	want := []ran{{"job 1", syncNormal}, {"ack", syncNormal}, {"job 2", syncNormal}, {"api", syncNormal}, {"job 3", syncNormal}}
 	if !slices.Equal(order, want) {
 		t.Errorf("the committer ran %v, want %v", order, want)
 	}
 	if got := db.commits.batches.Load() - batches; got != 5 {
 		t.Errorf("%d batches, want 5 (each kind apart)", got)
+	}
+	if got := db.WriterStats().LogSyncs - logSyncs; got < 1 || got > 2 {
+		t.Errorf("%d syncs of the log, want 1 or 2 (the acknowledgement's and the API's batches, which may share one)", got)
 	}
 }
 
@@ -211,9 +224,9 @@ func TestSyncLevelsUnderConcurrentWriters(t *testing.T) {
 		run  func(fn func(ctx context.Context, tx *sql.Tx) error) error
 		want int
 	}{
-		{"a group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(ctx, fn) }, syncFull},
+		{"a group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(ctx, fn) }, syncNormal},
 		{"a job's group commit", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.groupTx(job, fn) }, syncNormal},
-		{"an acknowledgement", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.urgentTx(ctx, fn) }, syncFull},
+		{"an acknowledgement", func(fn func(ctx context.Context, tx *sql.Tx) error) error { return db.urgentTx(ctx, fn) }, syncNormal},
 		{"a transaction of its own", func(fn func(ctx context.Context, tx *sql.Tx) error) error {
 			return db.writeTx(ctx, func(tx *sql.Tx) error { return fn(ctx, tx) })
 		}, syncFull},

@@ -56,8 +56,9 @@ const (
 type Options struct {
 	// Synchronous is SQLite's synchronous setting for the writes somebody
 	// waits on, one of "FULL" (the default), "NORMAL" or "EXTRA". FULL
-	// syncs the WAL on every such commit, so an acknowledged write
-	// survives a power loss; NORMAL survives a crash of the process (even
+	// syncs the WAL after every such commit before its caller is answered
+	// (off the writer, logsync.go), so an acknowledged write survives a
+	// power loss; NORMAL survives a crash of the process (even
 	// SIGKILL) but may lose the last commits on power loss. The writes of
 	// background jobs always commit at NORMAL: a power loss may take them,
 	// with their jobs' completion, and the jobs run again (durability.go).
@@ -210,6 +211,10 @@ type DB struct {
 	// syncLevels are the writer's synchronous settings for the writes
 	// waited on and for the background jobs' (durability.go).
 	syncLevels *syncLevels
+	// logSync syncs the log after the commits of the committer's
+	// batches that are waited on (logsync.go); nil for a memory
+	// database or when those batches do not wait for the disk.
+	logSync *logSyncer
 	// ftsMerge merges the full-text indexes' segments in the background
 	// (ftsmerge.go).
 	ftsMerge *ftsMerger
@@ -289,17 +294,20 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.write.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db.commits = newCommitter(db.pinWriter, func(ctx context.Context) {
+	if !memory && db.syncLevels.switches() {
+		db.logSync = newLogSyncer(db.path)
+	}
+	db.commits = newCommitter(db.pinBatch, func(ctx context.Context) {
 		db.boundWAL(ctx)
 		db.writeStmts.prepareWanted(ctx)
-	})
+	}, db.logSync)
 
 	if memory {
 		db.read = db.write
 	} else {
 		db.read, err = sql.Open("sqlite", db.dsn(false, false))
 		if err != nil {
-			db.write.Close()
+			db.Close()
 			return nil, fmt.Errorf("open %s for reading: %w", path, err)
 		}
 		db.read.SetMaxOpenConns(opts.ReadConns)
@@ -391,6 +399,11 @@ func (db *DB) Close() error {
 	}
 	if db.commits != nil {
 		db.commits.close()
+	}
+	if db.logSync != nil {
+		// After the committer: its last batches' answers wait for the
+		// last sync.
+		db.logSync.close()
 	}
 	if db.ckpt != nil {
 		if err := db.ckpt.stop(); err != nil {

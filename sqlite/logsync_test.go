@@ -1,0 +1,266 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/jobctx"
+)
+
+// gateSyncs makes db's log syncer wait at each sync until the test lets
+// it through, and reports each sync as it begins; it returns the gate (a
+// send lets one sync run) and the reports.
+func gateSyncs(t *testing.T, db *DB, fail error) (gate chan struct{}, began chan struct{}) {
+	t.Helper()
+	gate, began = make(chan struct{}), make(chan struct{}, 64)
+	l := db.logSync
+	l.mu.Lock()
+	real := l.sync
+	l.sync = func() error {
+		began <- struct{}{}
+		<-gate
+		if fail != nil {
+			return fail
+		}
+		return real()
+	}
+	l.mu.Unlock()
+	t.Cleanup(func() {
+		l.mu.Lock()
+		l.sync = real
+		l.mu.Unlock()
+		close(gate) // a sync still waiting runs
+	})
+	return gate, began
+}
+
+// appendOne appends a message and returns the result on a channel.
+func appendOne(db *DB, user, text string) chan error {
+	done := make(chan error, 1)
+	go func() {
+		s := memento.Scope{Tenant: memento.DefaultTenant, User: user}
+		_, err := db.AppendMessages(context.Background(), s, "t", []memento.Message{{Role: memento.RoleUser, Text: text}}, nil)
+		done <- err
+	}()
+	return done
+}
+
+// TestAcknowledgedAfterTheLogSync checks the log syncer's promise: an
+// append is committed (readers see it) and the writer goes on to other
+// writes, but its caller hears nothing until a sync of the log that began
+// after the commit has ended.
+func TestAcknowledgedAfterTheLogSync(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	db.ftsMerge.close()
+	gate, began := gateSyncs(t, db, nil)
+
+	done := appendOne(db, "ann", "the lighthouse keeper")
+	select {
+	case <-began:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the append's commit asked for no sync")
+	}
+	// Committed: a reader finds it while the sync waits.
+	var n int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE text = 'the lighthouse keeper'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("readers see %d messages before the sync, want 1 (the commit has returned)", n)
+	}
+	// The writer is free: a job's write commits while the sync waits.
+	if err := db.groupTx(jobctx.With(ctx), func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES ('other', 0)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the append was acknowledged (%v) before the log was synced", err)
+	default:
+	}
+	gate <- struct{}{}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the append was not acknowledged after the sync")
+	}
+}
+
+// TestLogSyncsAreShared checks that the commits that end while a sync
+// runs share the next one: twenty appends at once, with the first sync
+// held until all are committed, take two syncs, not twenty.
+func TestLogSyncsAreShared(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{})
+	db.ftsMerge.close()
+	gate, began := gateSyncs(t, db, nil)
+	before := db.WriterStats().LogSyncs
+
+	const appends = 20
+	first := appendOne(db, "ann", "first")
+	<-began
+	var dones []chan error
+	for i := range appends - 1 {
+		dones = append(dones, appendOne(db, fmt.Sprintf("u%d", i), "later"))
+	}
+	// Every later append commits, and waits for a sync, while the first
+	// sync is held.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		db.logSync.mu.Lock()
+		n := len(db.logSync.pending)
+		db.logSync.mu.Unlock()
+		if n == appends-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d appends committed while a sync was held", n, appends-1)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	gate <- struct{}{} // the first append's sync
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	<-began
+	gate <- struct{}{} // one sync for the other nineteen
+	for _, d := range dones {
+		if err := <-d; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := db.WriterStats().LogSyncs - before; got != 2 {
+		t.Errorf("%d syncs for %d appends, want 2", got, appends)
+	}
+}
+
+// TestLogSyncFailureIsReported checks that an append whose log could not
+// be synced hears so, with a reason, rather than that it is kept.
+func TestLogSyncFailureIsReported(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{})
+	db.ftsMerge.close()
+	disk := errors.New("input/output error")
+	gate, _ := gateSyncs(t, db, disk)
+	done := appendOne(db, "ann", "lost?")
+	gate <- struct{}{}
+	err := <-done
+	if !errors.Is(err, disk) || !strings.Contains(err.Error(), "could not be synced") {
+		t.Fatalf("append = %v, want the sync's failure named", err)
+	}
+}
+
+// TestLogSyncerSyncsTheLog checks that the syncer's descriptor is the
+// database's log file, and that it follows the path when the log is made
+// anew.
+func TestLogSyncerSyncsTheLog(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{})
+	if err := <-appendOne(db, "ann", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	l := db.logSync
+	same := func() bool {
+		l.fmu.Lock()
+		defer l.fmu.Unlock()
+		if l.f == nil {
+			t.Fatal("the syncer has not opened the log")
+		}
+		held, err := l.f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := os.Stat(db.path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return os.SameFile(held, cur)
+	}
+	if !same() {
+		t.Fatal("the syncer holds another file than the log")
+	}
+
+	// A log made anew at the path (SQLite deletes the log when its last
+	// connection closes) is opened again at the next sync.
+	dir := t.TempDir()
+	other := &logSyncer{path: dir + "/x.db-wal"}
+	other.sync = other.syncLog
+	if err := os.WriteFile(other.path, []byte("one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.syncLog(); err != nil {
+		t.Fatal(err)
+	}
+	first := other.f
+	if err := os.Remove(other.path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other.path, []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.syncLog(); err != nil {
+		t.Fatal(err)
+	}
+	if other.f == first {
+		t.Fatal("the syncer kept the deleted log's descriptor")
+	}
+	other.f.Close()
+	if err := os.Remove(other.path); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.syncLog(); err == nil {
+		t.Fatal("a sync without a log succeeded")
+	}
+}
+
+// TestConcurrentAcknowledgementsAndJobs writes acknowledgements and jobs'
+// writes at once from several goroutines, with -race: every
+// acknowledgement is answered once, without error, after a sync.
+func TestConcurrentAcknowledgementsAndJobs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	before := db.WriterStats()
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Go(func() {
+			for i := range 30 {
+				if w%2 == 0 {
+					if err := <-appendOne(db, fmt.Sprintf("u%d", w), fmt.Sprintf("message %d", i)); err != nil {
+						t.Error(err)
+						return
+					}
+					continue
+				}
+				err := db.groupTx(jobctx.With(ctx), func(ctx context.Context, tx *sql.Tx) error {
+					_, err := tx.ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES (?, 0)`, fmt.Sprintf("t%d-%d", w, i))
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d := db.WriterStats().Sub(before)
+	if d.LogSyncs < 1 || d.LogSyncs > 90 {
+		t.Errorf("%d syncs of the log for 90 acknowledgements", d.LogSyncs)
+	}
+}
