@@ -38,9 +38,13 @@ type Counts struct {
 	counted int32
 
 	// lists are each title's neighbours as last built (numbered as in
-	// ids); dirty are the titles whose list changed since.
-	lists [][]Neighbour
-	dirty map[int32]bool
+	// ids); dirty marks the titles whose list may have changed since,
+	// listed in marked (with titles since unmarked, which Build skips);
+	// expanded marks the titles whose neighbours touch has marked since
+	// (see touch).
+	lists           [][]Neighbour
+	dirty, expanded []bool
+	marked          []int32
 }
 
 // userCounts is one user's contribution.
@@ -55,7 +59,7 @@ const weightUnit = 1 << 40
 // NewCounts returns empty counts for a model with the given options.
 func NewCounts(opts ModelOptions) *Counts {
 	o := opts.withDefaults()
-	c := &Counts{opts: o, index: map[string]int32{}, users: map[string]userCounts{}, dirty: map[int32]bool{}}
+	c := &Counts{opts: o, index: map[string]int32{}, users: map[string]userCounts{}}
 	c.decayQ = make([]int64, o.MaxGap+1)
 	for d := range c.decayQ {
 		c.decayQ[d] = int64(math.Round(math.Exp(-float64(d)/o.Window) * weightUnit))
@@ -81,6 +85,8 @@ func (c *Counts) id(t string) int32 {
 		c.likers = append(c.likers, 0)
 		c.adj = append(c.adj, nil)
 		c.lists = append(c.lists, nil)
+		c.dirty = append(c.dirty, false)
+		c.expanded = append(c.expanded, false)
 	}
 	c.index[t] = i
 	return i
@@ -96,7 +102,8 @@ func (c *Counts) release(i int32) {
 	c.ids[i] = ""
 	c.adj[i] = nil
 	c.lists[i] = nil
-	delete(c.dirty, i)
+	// A number reused for another title starts unmarked.
+	c.dirty[i], c.expanded[i] = false, false
 	c.free = append(c.free, i)
 }
 
@@ -160,12 +167,30 @@ func (c *Counts) remove(user string) {
 // change of these titles' likers can move: the titles themselves, and
 // every title liked near them (their similarity to a title divides by its
 // likers).
+//
+// A title's neighbours are marked once between builds, at its first
+// touch: a title that joins its neighbours later does so through pairs,
+// as a title of the same liked sequence, which Set and remove touch
+// themselves. A popular title is liked near thousands of others, and a
+// burst touches it for every user who liked it.
 func (c *Counts) touch(titles []int32) {
 	for _, i := range titles {
-		c.dirty[i] = true
-		for j := range c.adj[i] {
-			c.dirty[j] = true
+		c.mark(i)
+		if c.expanded[i] {
+			continue
 		}
+		c.expanded[i] = true
+		for j := range c.adj[i] {
+			c.mark(j)
+		}
+	}
+}
+
+// mark marks title i's list for the next build.
+func (c *Counts) mark(i int32) {
+	if !c.dirty[i] {
+		c.dirty[i] = true
+		c.marked = append(c.marked, i)
 	}
 }
 
@@ -209,7 +234,25 @@ func (c *Counts) addWeight(i, j int32, w int64) {
 func (c *Counts) Build() *Model {
 	o := c.opts
 	pow := func(i int32, e float64) float64 { return math.Pow(float64(c.likers[i]), e) }
-	for i := range c.dirty {
+	// likers(j)^(1-Alpha) of each title, computed once a build.
+	var powB []float64
+	if len(c.marked) > 0 {
+		powB = make([]float64, len(c.likers))
+		for j := range powB {
+			powB[j] = pow(int32(j), 1-o.Alpha)
+		}
+	}
+	order := func(x, y Neighbour) int {
+		if c := cmp.Compare(y.Sim, x.Sim); c != 0 {
+			return c
+		}
+		return cmp.Compare(c.ids[x.Title], c.ids[y.Title])
+	}
+	for _, i := range c.marked {
+		if !c.dirty[i] {
+			continue // released, or listed twice
+		}
+		c.dirty[i] = false
 		if len(c.adj[i]) == 0 {
 			c.lists[i] = nil
 			continue
@@ -217,30 +260,22 @@ func (c *Counts) Build() *Model {
 		list := make([]Neighbour, 0, len(c.adj[i]))
 		a := pow(i, o.Alpha)
 		for j, w := range c.adj[i] {
-			list = append(list, Neighbour{Title: j, Sim: float32(float64(w) / weightUnit / (a * pow(j, 1-o.Alpha)))})
+			list = append(list, Neighbour{Title: j, Sim: float32(float64(w) / weightUnit / (a * powB[j]))})
 		}
-		slices.SortFunc(list, func(x, y Neighbour) int {
-			if c := cmp.Compare(y.Sim, x.Sim); c != 0 {
-				return c
-			}
-			return cmp.Compare(c.ids[x.Title], c.ids[y.Title])
-		})
-		if len(list) > o.Neighbours {
-			list = slices.Clip(list[:o.Neighbours])
-		}
-		c.lists[i] = list
+		c.lists[i] = best(list, o.Neighbours, order)
 	}
-	clear(c.dirty)
+	c.marked = c.marked[:0]
+	clear(c.expanded)
 
-	order := make([]int32, 0, len(c.index))
+	byID := make([]int32, 0, len(c.index))
 	for _, i := range c.index {
-		order = append(order, i)
+		byID = append(byID, i)
 	}
-	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(c.ids[x], c.ids[y]) })
-	n := len(order)
+	slices.SortFunc(byID, func(x, y int32) int { return cmp.Compare(c.ids[x], c.ids[y]) })
+	n := len(byID)
 	renum := make([]int32, len(c.ids))
 	m := &Model{ids: make([]string, n), index: make(map[string]int32, n), seen: make([]int32, n), nbr: make([][]Neighbour, n), users: c.counted}
-	for newI, old := range order {
+	for newI, old := range byID {
 		renum[old] = int32(newI)
 		m.ids[newI] = c.ids[old]
 		m.index[c.ids[old]] = int32(newI)
@@ -248,7 +283,7 @@ func (c *Counts) Build() *Model {
 		m.maxSeen = max(m.maxSeen, c.seen[old])
 	}
 	m.logMaxSn = math.Log1p(float64(m.maxSeen))
-	for newI, old := range order {
+	for newI, old := range byID {
 		if len(c.lists[old]) == 0 {
 			continue
 		}
@@ -259,4 +294,43 @@ func (c *Counts) Build() *Model {
 		m.nbr[newI] = list
 	}
 	return m
+}
+
+// best returns the k first of list in the order cmpf gives (a total
+// order), sorted, reusing list's array: a heap of the k best so far, whose
+// root is the worst of them, then a sort of those k. A title liked near
+// thousands keeps a hundred, and sorting them all was most of a build.
+func best(list []Neighbour, k int, cmpf func(a, b Neighbour) int) []Neighbour {
+	if len(list) <= k {
+		slices.SortFunc(list, cmpf)
+		return list
+	}
+	h := list[:k]
+	down := func(i int) {
+		for {
+			worst, l, r := i, 2*i+1, 2*i+2
+			if l < k && cmpf(h[l], h[worst]) > 0 {
+				worst = l
+			}
+			if r < k && cmpf(h[r], h[worst]) > 0 {
+				worst = r
+			}
+			if worst == i {
+				return
+			}
+			h[i], h[worst] = h[worst], h[i]
+			i = worst
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range list[k:] {
+		if cmpf(x, h[0]) < 0 {
+			h[0] = x
+			down(0)
+		}
+	}
+	slices.SortFunc(h, cmpf)
+	return slices.Clip(h)
 }
