@@ -3,12 +3,15 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"log/slog"
 	"path/filepath"
 	"testing"
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memento-ai/memento"
 )
 
 // quiet discards the store's logs.
@@ -143,5 +146,47 @@ func TestFTSQuery(t *testing.T) {
 		if got := ftsQuery(tt.in); got != tt.want {
 			t.Errorf("ftsQuery(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestSaveLearnedOverAStaleRead: a user's key set between SaveLearned's
+// read and its write stands, and the save's other keys are written; the
+// profile returned is the stored one.
+func TestSaveLearnedOverAStaleRead(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	if _, err := db.EnsureUser(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SaveLearned(ctx, s, map[string]memento.ProfileEntry{"era": {Value: json.RawMessage(`"1980s"`)}}); err != nil {
+		t.Fatal(err)
+	}
+	pre, err := db.Profile(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpdateProfile(ctx, s, memento.ProfileUpdate{Set: map[string]json.RawMessage{"mood": json.RawMessage(`"calm"`)}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.saveLearned(ctx, s, map[string]memento.ProfileEntry{
+		"mood": {Value: json.RawMessage(`"restless"`)},
+		"era":  {Value: json.RawMessage(`"1990s"`)},
+	}, pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := db.Profile(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := stored.Keys["mood"]; e.Source != memento.ProfileUser || string(e.Value) != `"calm"` {
+		t.Errorf("mood = %s by %s, want the user's \"calm\"", e.Value, e.Source)
+	}
+	if e := stored.Keys["era"]; string(e.Value) != `"1990s"` {
+		t.Errorf("era = %s, want the learned \"1990s\"", e.Value)
+	}
+	if diff := cmp.Diff(stored, got); diff != "" {
+		t.Errorf("returned another profile than the stored one (-stored +returned):\n%s", diff)
 	}
 }

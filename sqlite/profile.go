@@ -112,8 +112,24 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 			return nil, memento.Errorf(memento.EINVALID, "profile key %s: value is not valid JSON", k)
 		}
 	}
+	// The profile is read, and the changes worked out, before the write,
+	// off the one writer (a profile's evidence lists run to hundreds of
+	// event ids); the write checks that the profile is still the one read
+	// (its version and update time: every change moves both) and works
+	// them out again only when it is not.
+	pre, err := db.Profile(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("save learned profile of %s: %w", s.User, err)
+	}
+	return db.saveLearned(ctx, s, keys, pre)
+}
+
+// saveLearned is SaveLearned over pre, the profile as read before the
+// write.
+func (db *DB) saveLearned(ctx context.Context, s memento.Scope, keys map[string]memento.ProfileEntry, pre *memento.Profile) (*memento.Profile, error) {
+	prePlan := planLearned(pre, keys)
 	var out *memento.Profile
-	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// Learned keys come from the user's events, so the user exists
 		// unless they were forgotten while the keys were learned: then
 		// nothing is written, or the user would come back.
@@ -124,61 +140,114 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 		if n == 0 {
 			return memento.Errorf(memento.ENOTFOUND, "user %q does not exist (forgotten since its profile was learned)", s.User)
 		}
-		cur, err := readProfile(ctx, db.prepared(tx), s)
-		if err != nil {
+		cur, plan := pre, prePlan
+		if same, err := profileIsAt(ctx, db.prepared(tx), s, pre); err != nil {
 			return err
+		} else if !same {
+			if cur, err = readProfile(ctx, db.prepared(tx), s); err != nil {
+				return err
+			}
+			plan = planLearned(cur, keys)
+		}
+		if len(plan.put) == 0 && len(plan.remove) == 0 {
+			out = cur
+			return nil
 		}
 		now := db.now()
-		changed := false
-		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			e := keys[k]
-			old, ok := cur.Keys[k]
-			if ok && old.Source == memento.ProfileUser {
-				continue // the user's word stands
-			}
-			evidence := e.Evidence
-			if evidence == nil {
-				evidence = []string{}
-			}
-			if ok && bytes.Equal(compactJSON(old.Value), compactJSON(e.Value)) && slices.Equal(old.Evidence, evidence) {
-				continue
-			}
-			if !changed {
-				if err := bumpProfile(ctx, db.prepared(tx), s, cur.Version, now); err != nil {
-					return err
-				}
-				changed = true
-			}
-			if err := putProfileKey(ctx, db.prepared(tx), s, k, e.Value, memento.ProfileLearned, evidence, now); err != nil {
+		if err := bumpProfile(ctx, db.prepared(tx), s, cur.Version, now); err != nil {
+			return err
+		}
+		for _, k := range plan.put {
+			if err := putProfileKey(ctx, db.prepared(tx), s, k, keys[k].Value, memento.ProfileLearned, learnedEvidence(keys[k]), now); err != nil {
 				return err
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(cur.Keys)) {
-			if _, keep := keys[k]; keep || cur.Keys[k].Source != memento.ProfileLearned {
-				continue
-			}
-			if !changed {
-				if err := bumpProfile(ctx, db.prepared(tx), s, cur.Version, now); err != nil {
-					return err
-				}
-				changed = true
-			}
+		for _, k := range plan.remove {
 			if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM profile_keys WHERE tenant_id = ? AND user_id = ? AND key = ?`,
 				s.Tenant, s.User, k); err != nil {
 				return fmt.Errorf("delete key %s: %w", k, err)
 			}
 		}
-		if !changed {
-			out = cur
-			return nil
-		}
-		out, err = readProfile(ctx, db.prepared(tx), s)
-		return err
+		out = plan.applied(cur, keys, now)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("save learned profile of %s: %w", s.User, err)
 	}
 	return out, nil
+}
+
+// learnedPlan is what SaveLearned changes in a profile: the learned keys
+// to write (new, or with another value or evidence) and the learned keys
+// to remove, each sorted.
+type learnedPlan struct {
+	put, remove []string
+}
+
+// planLearned works out the changes that replace cur's learned keys with
+// keys, leaving alone every key the user set.
+func planLearned(cur *memento.Profile, keys map[string]memento.ProfileEntry) learnedPlan {
+	var p learnedPlan
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		e := keys[k]
+		old, ok := cur.Keys[k]
+		if ok && old.Source == memento.ProfileUser {
+			continue // the user's word stands
+		}
+		if ok && bytes.Equal(compactJSON(old.Value), compactJSON(e.Value)) && slices.Equal(old.Evidence, learnedEvidence(e)) {
+			continue
+		}
+		p.put = append(p.put, k)
+	}
+	for _, k := range slices.Sorted(maps.Keys(cur.Keys)) {
+		if _, keep := keys[k]; keep || cur.Keys[k].Source != memento.ProfileLearned {
+			continue
+		}
+		p.remove = append(p.remove, k)
+	}
+	return p
+}
+
+// applied returns cur with the plan's changes made at now, as reading it
+// back would return it.
+func (p learnedPlan) applied(cur *memento.Profile, keys map[string]memento.ProfileEntry, now time.Time) *memento.Profile {
+	at := fromNanos(now.UnixNano())
+	out := &memento.Profile{Tenant: cur.Tenant, User: cur.User, Version: cur.Version + 1, UpdatedAt: at,
+		Keys: make(map[string]memento.ProfileEntry, len(cur.Keys)+len(p.put))}
+	for k, e := range cur.Keys {
+		out.Keys[k] = e
+	}
+	for _, k := range p.remove {
+		delete(out.Keys, k)
+	}
+	for _, k := range p.put {
+		out.Keys[k] = memento.ProfileEntry{Value: compactJSON(keys[k].Value), Source: memento.ProfileLearned,
+			Evidence: slices.Clone(learnedEvidence(keys[k])), UpdatedAt: at}
+	}
+	return out
+}
+
+// learnedEvidence is the evidence SaveLearned stores for e: none is an
+// empty list.
+func learnedEvidence(e memento.ProfileEntry) []string {
+	if e.Evidence == nil {
+		return []string{}
+	}
+	return e.Evidence
+}
+
+// profileIsAt reports whether the profile of s in tx is still the one
+// read as p: the same version and update time, or still none.
+func profileIsAt(ctx context.Context, tx execQuerier, s memento.Scope, p *memento.Profile) (bool, error) {
+	var version, updated int64
+	err := tx.QueryRowContext(ctx, `SELECT version, updated_at FROM profiles WHERE tenant_id = ? AND user_id = ?`,
+		s.Tenant, s.User).Scan(&version, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p.Version == 0 && p.UpdatedAt.IsZero() && len(p.Keys) == 0, nil
+	} else if err != nil {
+		return false, fmt.Errorf("read profile version: %w", err)
+	}
+	return version == p.Version && fromNanos(updated).Equal(p.UpdatedAt), nil
 }
 
 // UpdateProfile changes the user-set keys of the profile: Set keys are

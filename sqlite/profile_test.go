@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -297,5 +299,104 @@ func TestEachUserEventsAndMark(t *testing.T) {
 	stop := errors.New("stop")
 	if _, err := db.EachUserEvents(ctx, "", func(string, []memento.Event) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("EachUserEvents did not pass fn's error on: %v", err)
+	}
+}
+
+// TestSaveLearnedReturnsWhatIsStored: the profile SaveLearned returns,
+// worked out from what it read before the write, is the one a read
+// returns afterwards, through new keys, unchanged ones, changed values
+// and evidence, keys the user set and keys that go.
+func TestSaveLearnedReturnsWhatIsStored(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	s := memento.Scope{User: "ann"}
+	if _, err := db.EnsureUser(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string, got *memento.Profile) {
+		t.Helper()
+		stored, err := db.Profile(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(stored, got); diff != "" {
+			t.Errorf("%s: SaveLearned returned another profile than the stored one (-stored +returned):\n%s", step, diff)
+		}
+	}
+	for i, keys := range []map[string]memento.ProfileEntry{
+		{"seen": learned(`[ "t1" ]`, "e1"), "era": learned(`"1990s"`)},
+		{"seen": learned(`["t1"]`, "e1"), "era": learned(`"1990s"`)},
+		{"seen": learned(`["t1","t2"]`, "e1", "e2"), "era": learned(`"1990s"`, "e2")},
+		{"seen": learned(`["t1","t2"]`, "e1", "e2"), "platform": learned(`"Netflix"`)},
+		{},
+	} {
+		if i == 3 {
+			if _, err := db.UpdateProfile(ctx, s, memento.ProfileUpdate{Set: map[string]json.RawMessage{"platform": json.RawMessage(`"Mubi"`)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := db.SaveLearned(ctx, s, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("save %d", i), p)
+	}
+}
+
+// TestSaveLearnedUnderConcurrentUserUpdates saves learned keys while the
+// user sets one of them, at once, with -race: SaveLearned works out its
+// changes from a read before its write, and a user's key set between the
+// two must still stand (the write finds the profile moved on and works
+// them out again).
+func TestSaveLearnedUnderConcurrentUserUpdates(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	s := memento.Scope{User: "ann"}
+	if _, err := db.EnsureUser(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	userSet := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 60 {
+			_, err := db.UpdateProfile(ctx, s, memento.ProfileUpdate{Set: map[string]json.RawMessage{"mood": json.RawMessage(fmt.Sprintf(`"calm %d"`, i))}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if i == 0 {
+				close(userSet)
+			}
+		}
+	})
+	wg.Go(func() {
+		for i := range 120 {
+			after := false // the user's first set had ended
+			select {
+			case <-userSet:
+				after = true
+			default:
+			}
+			p, err := db.SaveLearned(ctx, s, map[string]memento.ProfileEntry{
+				"mood": learned(`"restless"`, "e1"),
+				"era":  learned(fmt.Sprintf(`"%d0s"`, 190+i%10), "e1"),
+			})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if e, ok := p.Keys["mood"]; ok && e.Source == memento.ProfileLearned && after {
+				t.Errorf("save %d overwrote the user's mood with the learned one", i)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	p, err := db.Profile(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Keys["mood"]; got.Source != memento.ProfileUser || string(got.Value) != `"calm 59"` {
+		t.Errorf("mood = %s by %s, want the user's last value", got.Value, got.Source)
 	}
 }
