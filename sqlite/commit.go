@@ -59,6 +59,10 @@ type commitRequest struct {
 	// waiting for the disk (durability.go); a batch holds writes of one
 	// kind only.
 	job bool
+	// syncAfter, set before the answer, is the number of the commit
+	// that holds the write when its caller must wait for a sync of the
+	// log after it (logsync.go); 0 when the commit waited itself.
+	syncAfter int64
 }
 
 // committer runs the group commits of one DB on its writer pool.
@@ -195,13 +199,24 @@ func (db *DB) commitTx(ctx context.Context, prio int, fn func(ctx context.Contex
 	c.mu.RUnlock()
 	select {
 	case err := <-r.done:
-		return err
+		return db.synced(r, err)
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(reqQueued, reqWithdrawn) {
 			return ctx.Err()
 		}
-		return <-r.done // running: its batch ends soon
+		return db.synced(r, <-r.done) // running: its batch ends soon
 	}
+}
+
+// synced returns a request's answer err once its write is on disk: at
+// once when its commit waited for the disk, else after a sync of the log
+// (logsync.go), which a cancelled caller waits for too, since its write
+// is committed.
+func (db *DB) synced(r *commitRequest, err error) error {
+	if err != nil || r.syncAfter == 0 {
+		return err
+	}
+	return db.logSync.wait(r.syncAfter)
 }
 
 // loop takes batches of requests until close.
@@ -428,10 +443,13 @@ func (c *committer) commit(tx *sql.Tx, pinned *pinnedWriter, ran []*commitReques
 	c.batches.Add(1)
 	c.requests.Add(int64(len(ran)))
 	if err == nil && pinned.deferred {
-		// Committed, not yet on disk: the syncer answers once it is,
-		// while the writer goes on.
-		c.logSync.after(ran)
-		return
+		// Committed, not yet on disk: each caller waits for a sync of
+		// the log after this commit (logsync.go), while the writer
+		// goes on.
+		n := c.logSync.commit()
+		for _, r := range ran {
+			r.syncAfter = n
+		}
 	}
 	for _, r := range ran {
 		r.done <- err

@@ -199,11 +199,11 @@
 //
 // At FULL or EXTRA, the group commits somebody waits on (appends, turns,
 // API writes) do not fsync inside their COMMIT either: they commit at
-// NORMAL and their callers are answered by the log syncer once an fsync
-// of the log that began after the commit has ended (logsync.go). The
-// guarantee is FULL's, but the one writer goes on to the next batch while
-// the disk syncs, and the commits that end during one fsync share the
-// next. A reader may see such a write before its caller hears that it is
+// NORMAL, and each caller returns once an fsync of the log that began
+// after the commit has ended, run by the first caller that finds none
+// running (logsync.go). The guarantee is FULL's, but the one writer goes
+// on to the next batch while the disk syncs, and the commits that end
+// during one fsync share the next. A reader may see such a write before its caller hears that it is
 // kept. Transactions of their own (writeTx: migrations, imports) still
 // fsync in their COMMIT.
 //

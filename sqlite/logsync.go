@@ -16,11 +16,14 @@ import (
 // else. At a steady 500 acknowledgements a second that wait was a fifth
 // of the writer's time. The committer instead commits the batches that
 // are waited on at NORMAL too (durability.go), which writes the frames
-// without waiting for the disk, and hands their requests to the log
-// syncer: a goroutine that fsyncs the log file and only then answers
-// every request whose commit returned before the fsync began. The writer
-// goes on to the next batch meanwhile, and the commits that end while an
-// fsync runs share the next one.
+// without waiting for the disk, numbers the commit and answers its
+// callers with that number; each caller then waits, before it returns,
+// until an fsync of the log that began after that commit has ended. The
+// first caller to find no fsync running runs one itself, for every
+// commit numbered so far; the others wait for it, or for the next. So the
+// writer goes on to the next batch meanwhile, the commits that end during
+// one fsync share the next, and a lone acknowledgement pays no handover
+// to another goroutine.
 //
 // The guarantee is the same as FULL's. An fsync of the log file makes
 // every frame written to it before the call durable, whichever
@@ -38,18 +41,23 @@ import (
 // made again, which SQLite does only when the last connection closes),
 // it opens the new one.
 
-// logSyncer fsyncs a database's write-ahead log for the committer and
-// answers the requests that waited for it.
+// logSyncer numbers the commits whose callers wait for the disk and
+// syncs the log for them.
 type logSyncer struct {
 	path string // the log's path: the database's path + "-wal"
 
-	mu sync.Mutex
+	mu   sync.Mutex
+	cond *sync.Cond // signalled when a sync ends
 	// sync makes the log durable (syncLog); tests replace it.
-	sync    func() error
-	pending []*commitRequest
-	closed  bool
-	wake    chan struct{} // buffered: a group is pending
-	stopped chan struct{}
+	sync func() error
+	// committed numbers the commits handed over; synced is the last one
+	// an ended sync covered; running says a sync runs. failedTo and err
+	// are the last failed sync's cover and error: callers up to failedTo
+	// not synced before hear err.
+	committed, synced, failedTo int64
+	running                     bool
+	err                         error
+	closed                      bool
 
 	fmu sync.Mutex // guards f
 	f   *os.File   // the log, opened at the first sync
@@ -60,84 +68,78 @@ type logSyncer struct {
 }
 
 func newLogSyncer(dbPath string) *logSyncer {
-	l := &logSyncer{path: dbPath + "-wal", wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	l := &logSyncer{path: dbPath + "-wal"}
+	l.cond = sync.NewCond(&l.mu)
 	l.sync = l.syncLog
-	go l.loop()
 	return l
 }
 
-// after answers reqs, whose commit has returned, once an fsync of the
-// log that began after it has ended.
-func (l *logSyncer) after(reqs []*commitRequest) {
-	if len(reqs) == 0 {
-		return
-	}
+// commit numbers a commit that has returned; its callers pass the number
+// to wait.
+func (l *logSyncer) commit() int64 {
 	l.mu.Lock()
-	if l.closed {
-		// Close waits for the committer before it closes the syncer,
-		// so nothing comes after; should it, the request is answered
-		// at once, synced.
-		sync := l.sync
-		l.mu.Unlock()
-		err := sync()
-		for _, r := range reqs {
-			r.done <- err
-		}
-		return
-	}
-	l.pending = append(l.pending, reqs...)
-	l.mu.Unlock()
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
+	defer l.mu.Unlock()
+	l.committed++
+	return l.committed
 }
 
-// close answers what is pending, after a last fsync, and stops the
-// syncer.
+// wait returns once a sync of the log that began after commit n has
+// ended, running that sync when none is running; or the error of the
+// sync that should have covered n.
+func (l *logSyncer) wait(n int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.synced < n {
+		if n <= l.failedTo {
+			return l.err
+		}
+		if l.running {
+			l.cond.Wait()
+			continue
+		}
+		l.runSync()
+	}
+	return nil
+}
+
+// runSync syncs the log for every commit numbered so far, with l.mu held
+// on entry and on return (not while the disk syncs).
+func (l *logSyncer) runSync() {
+	l.running = true
+	cover, sync := l.committed, l.sync
+	l.mu.Unlock()
+	start := time.Now()
+	err := sync()
+	l.syncs.Add(1)
+	l.syncing.Add(int64(time.Since(start)))
+	l.mu.Lock()
+	l.running = false
+	if err != nil {
+		l.failedTo = cover
+		l.err = fmt.Errorf("the write is committed but the log could not be synced to disk, so it may not survive a power loss: %w", err)
+	} else {
+		l.synced = max(l.synced, cover)
+	}
+	l.cond.Broadcast()
+}
+
+// close syncs what is committed, once the committer has stopped, so that
+// callers still to wait find their commits synced, and closes the log.
 func (l *logSyncer) close() {
 	l.mu.Lock()
-	if !l.closed {
-		l.closed = true
-		close(l.wake)
+	for l.running {
+		l.cond.Wait()
 	}
+	if !l.closed && l.synced < l.committed {
+		l.runSync()
+	}
+	l.closed = true
 	l.mu.Unlock()
-	<-l.stopped
 	l.fmu.Lock()
 	defer l.fmu.Unlock()
 	if l.f != nil {
 		l.f.Close()
 		l.f = nil
-	}
-}
-
-// loop syncs while requests wait, until close.
-func (l *logSyncer) loop() {
-	defer close(l.stopped)
-	for range l.wake {
-		l.round()
-	}
-	l.round() // what came between the last wake and close
-}
-
-// round takes every request waiting, fsyncs the log and answers them.
-func (l *logSyncer) round() {
-	l.mu.Lock()
-	batch, sync := l.pending, l.sync
-	l.pending = nil
-	l.mu.Unlock()
-	if len(batch) == 0 {
-		return
-	}
-	start := time.Now()
-	err := sync()
-	l.syncs.Add(1)
-	l.syncing.Add(int64(time.Since(start)))
-	if err != nil {
-		err = fmt.Errorf("the write is committed but the log could not be synced to disk, so it may not survive a power loss: %w", err)
-	}
-	for _, r := range batch {
-		r.done <- err
 	}
 }
 

@@ -115,21 +115,25 @@ func TestLogSyncsAreShared(t *testing.T) {
 	first := appendOne(db, "ann", "first")
 	<-began
 	var dones []chan error
+	all := make(chan error, appends)
 	for i := range appends - 1 {
-		dones = append(dones, appendOne(db, fmt.Sprintf("u%d", i), "later"))
+		d := appendOne(db, fmt.Sprintf("u%d", i), "later")
+		dones = append(dones, d)
+		go func() { all <- <-d }()
 	}
-	// Every later append commits, and waits for a sync, while the first
-	// sync is held.
+	// Every later append commits while the first sync is held.
+	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		db.logSync.mu.Lock()
-		n := len(db.logSync.pending)
-		db.logSync.mu.Unlock()
-		if n == appends-1 {
+		var n int
+		if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM messages`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == appends {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d appends committed while a sync was held", n, appends-1)
+			t.Fatalf("%d of %d appends committed while a sync was held", n, appends)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -137,15 +141,21 @@ func TestLogSyncsAreShared(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	<-began
-	gate <- struct{}{} // one sync for the other nineteen
-	for _, d := range dones {
-		if err := <-d; err != nil {
-			t.Fatal(err)
+	// One sync for the other nineteen; two, should one of them have
+	// been committed but not yet numbered when the first sync ended.
+	for left := len(dones); left > 0; {
+		select {
+		case <-began:
+			gate <- struct{}{}
+		case err := <-all:
+			if err != nil {
+				t.Fatal(err)
+			}
+			left--
 		}
 	}
-	if got := db.WriterStats().LogSyncs - before; got != 2 {
-		t.Errorf("%d syncs for %d appends, want 2", got, appends)
+	if got := db.WriterStats().LogSyncs - before; got < 2 || got > 3 {
+		t.Errorf("%d syncs for %d appends, want 2 (or 3)", got, appends)
 	}
 }
 
