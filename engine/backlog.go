@@ -54,6 +54,25 @@ type backlog struct {
 	// of other kinds than a message's (the user's profile, preference
 	// clusters, preferences from events) with them.
 	handlers map[string]memento.JobHandler
+	// computes says that forming a message's memories is compute (the
+	// offline model), which takes one of the background's processors
+	// (memento.Compute); with a model server it is mostly waiting.
+	computes bool
+}
+
+// process forms the memories of m in batch, on one of the background's
+// processors when that is compute.
+func (b *backlog) process(ctx context.Context, batch *pipeline.Batch, m memento.Message) error {
+	if b.computes {
+		held, release, err := memento.Compute(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		ctx = held
+	}
+	_, err := batch.Process(ctx, m)
+	return err
 }
 
 // backlogMessage is a message of a batch with its jobs (indexes into the
@@ -137,7 +156,7 @@ func (b *backlog) run(ctx context.Context, s memento.Scope, jobs []memento.Backl
 			if m.msg == nil || len(m.jobs[memento.JobRemember]) == 0 {
 				continue
 			}
-			_, err := batch.Process(ctx, *m.msg)
+			err := b.process(ctx, batch, *m.msg)
 			if pipeline.Gone(err) {
 				err = nil
 			}
@@ -386,6 +405,7 @@ func (e *Engine) handleBacklog(ctx context.Context) error {
 	observers := slices.Clone(e.remembered)
 	b := &backlog{
 		store: e.Store, prefs: svc, profile: pw, log: e.Logger, remember: e.remember, handlers: e.handlers,
+		computes: e.Config.LLM.Provider == "offline",
 		remembered: func(s memento.Scope, m memento.Message) {
 			if !m.CreatedAt.IsZero() {
 				lag.Observe(time.Since(m.CreatedAt).Seconds())

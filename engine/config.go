@@ -3,6 +3,7 @@ package engine
 import (
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,11 @@ type Config struct {
 	RecallIndexMB int
 	// Workers is how many background jobs this process runs at once.
 	Workers int
+	// BackgroundProcessors is how many of the jobs compute at once
+	// (memento.ProcessorGate), one fewer while requests are served, so
+	// that the requests and the store's writer keep a processor; the
+	// other jobs wait. 0 means the processors Go uses (GOMAXPROCS).
+	BackgroundProcessors int
 
 	LLM   LLMConfig
 	Embed EmbedConfig
@@ -113,6 +119,7 @@ func (c *Config) EnvSettings() []EnvSetting {
 		{Name: "MEMENTO_EMBED_DIM", Num: &c.Embed.Dim},
 		{Name: "MEMENTO_RECALL_INDEX_MB", Num: &c.RecallIndexMB},
 		{Name: "MEMENTO_WORKERS", Num: &c.Workers},
+		{Name: "MEMENTO_BACKGROUND_PROCESSORS", Num: &c.BackgroundProcessors},
 		{Name: "MEMENTO_EMOTION", Str: &c.Emotion},
 	}
 }
@@ -176,6 +183,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers < 1 {
 		return memento.Errorf(memento.EINVALID, "--workers (MEMENTO_WORKERS) must be at least 1, got %d", c.Workers)
+	}
+	if c.BackgroundProcessors < 0 {
+		return memento.Errorf(memento.EINVALID, "--background-processors (MEMENTO_BACKGROUND_PROCESSORS) must not be negative, got %d", c.BackgroundProcessors)
 	}
 	if c.RecallIndexMB < 1 {
 		return memento.Errorf(memento.EINVALID, "--recall-index-mb (MEMENTO_RECALL_INDEX_MB) must be at least 1, got %d", c.RecallIndexMB)
@@ -263,4 +273,12 @@ func CheckHTTPURL(setting, v string) error {
 		return memento.Errorf(memento.EINVALID, "%s must be an http(s) URL, got %q", setting, v)
 	}
 	return nil
+}
+
+// backgroundProcessors is BackgroundProcessors with its default applied.
+func (c Config) backgroundProcessors() int {
+	if c.BackgroundProcessors > 0 {
+		return c.BackgroundProcessors
+	}
+	return runtime.GOMAXPROCS(0)
 }

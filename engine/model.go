@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/llm/budget"
@@ -233,7 +235,16 @@ func (e *Engine) StartWorkers(ctx context.Context) error {
 	// Every job's context derives from the queue's, so marking it here
 	// puts all background work on the model's job budget, apart from the
 	// turns' (TestJobsRunInBackground holds the queue to that).
-	if err := e.Store.Start(memento.InBackground(context.WithoutCancel(ctx))); err != nil {
+	jobs := memento.InBackground(context.WithoutCancel(ctx))
+	gate := memento.NewProcessorGate(e.Config.backgroundProcessors())
+	jobs = memento.WithProcessorGate(jobs, gate)
+	if err := e.Registry.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "memento_background_processors_in_use",
+		Help: "Background jobs computing now, of at most --background-processors (one fewer while requests are served).",
+	}, func() float64 { return float64(gate.InUse()) })); err != nil {
+		e.Logger.Warn("background processors metric", "err", err)
+	}
+	if err := e.Store.Start(jobs); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
 	e.workersStarted = true

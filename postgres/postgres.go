@@ -362,6 +362,7 @@ func (db *DB) userTx(ctx context.Context, s memento.Scope, fn func(tx pgx.Tx) er
 	if jobctx.Is(ctx) {
 		lock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0)), set_config('synchronous_commit', 'off', true)`
 	}
+	foreground(ctx)
 	var err error
 	for attempt := 1; attempt <= txAttempts; attempt++ {
 		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
@@ -391,6 +392,7 @@ func retryable(err error) bool {
 // readTx runs fn in a read-only transaction with one snapshot of the
 // database (REPEATABLE READ).
 func (db *DB) readTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	foreground(ctx)
 	return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
@@ -441,4 +443,12 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// foreground tells the background's processors (memento.Foreground) that
+// a request is served, when ctx is not a background job's.
+func foreground(ctx context.Context) {
+	if !jobctx.Is(ctx) {
+		memento.Foreground(ctx)
+	}
 }

@@ -185,7 +185,12 @@ func (w *Worker) Recompute(ctx context.Context, s memento.Scope) (*memento.Profi
 	if learners == nil {
 		learners = DefaultLearners()
 	}
+	_, release, err := memento.Compute(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
+	}
 	keys, err := Learn(NewInput(events, title), learners)
+	release()
 	if err != nil {
 		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
 	}
@@ -356,7 +361,14 @@ func (w *Worker) recomputeModel(ctx context.Context, tenant string, force bool, 
 	if !force && cur != nil && cur.EventsMark == mark {
 		return false, nil
 	}
-	m, mark, kept, err := w.learn(ctx, tenant, force)
+	// Learning is compute: it runs on one of the background's processors
+	// (memento.Compute), the save after it does not.
+	held, release, err := memento.Compute(ctx)
+	if err != nil {
+		return false, fmt.Errorf("recompute model of %s: %w", tenant, err)
+	}
+	m, mark, kept, err := w.learn(held, tenant, force)
+	release()
 	if err != nil {
 		return false, fmt.Errorf("recompute model of %s: %w", tenant, err)
 	}

@@ -176,6 +176,7 @@ func (db *DB) commitTx(ctx context.Context, prio int, fn func(ctx context.Contex
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	foreground(ctx)
 	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: db.syncLevels.switches() && jobctx.Is(ctx)}
 	c := db.commits
 	c.mu.RLock()

@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/jobctx"
 	"github.com/memento-ai/memento/internal/task"
 )
 
@@ -467,6 +468,7 @@ func (db *DB) writeTxAt(ctx context.Context, durable bool, fn func(tx *sql.Tx) e
 // readTx runs fn in a read transaction, so that its queries see one
 // snapshot of the database.
 func (db *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	foreground(ctx)
 	tx, err := db.read.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin read: %w", err)
@@ -523,4 +525,12 @@ func checkScope(s memento.Scope) (memento.Scope, error) {
 // checkThread validates a thread id (memento.CheckID).
 func checkThread(thread string) error {
 	return memento.CheckID("thread id", thread)
+}
+
+// foreground tells the background's processors (memento.Foreground) that
+// a request is served, when ctx is not a background job's.
+func foreground(ctx context.Context) {
+	if !jobctx.Is(ctx) {
+		memento.Foreground(ctx)
+	}
 }

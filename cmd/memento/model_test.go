@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
@@ -76,8 +79,10 @@ func TestJobsRunInBackground(t *testing.T) {
 	})
 	const kind = "test_background"
 	background := make(chan bool, 1)
+	gate := make(chan *memento.ProcessorGate, 1)
 	app.Store.Handle(kind, func(ctx context.Context, _ string, _ json.RawMessage) error {
 		background <- memento.IsBackground(ctx)
+		gate <- memento.ProcessorGateOf(ctx)
 		return nil
 	}, memento.JobOptions{})
 	if err := app.StartWorkers(ctx); err != nil {
@@ -97,6 +102,20 @@ func TestJobsRunInBackground(t *testing.T) {
 	}
 	if !<-background {
 		t.Error("a job ran with a context not marked as background work")
+	}
+	// The jobs compute on the background's processors: by default as
+	// many as Go uses.
+	if g := <-gate; g == nil {
+		t.Error("a job ran with no processor gate on its context")
+	} else if g.Size() != runtime.GOMAXPROCS(0) {
+		t.Errorf("the jobs' processor gate has %d processors, want GOMAXPROCS %d", g.Size(), runtime.GOMAXPROCS(0))
+	}
+	families, err := app.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(families, func(f *dto.MetricFamily) bool { return f.GetName() == "memento_background_processors_in_use" }) {
+		t.Error("/metrics has no memento_background_processors_in_use")
 	}
 	if memento.IsBackground(ctx) {
 		t.Error("the caller's context was marked too")
