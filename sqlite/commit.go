@@ -311,12 +311,30 @@ func (c *committer) run(first *commitRequest) {
 			f.r.done <- f.err
 		}
 	}()
+	// waited says that a write somebody waits on joined this batch of
+	// jobs' writes.
+	waited := false
 	for r, n := first, 1; r != nil; r, n = c.next(n, start), n+1 {
-		if r.job != first.job {
-			// A write waited on does not wait for jobs' writes, nor
-			// do they wait for the disk with it: it begins the next
-			// batch.
+		switch {
+		case r.job && !first.job:
+			// A write waited on does not wait for jobs' writes: a
+			// job's write begins the next batch.
 			c.held = r
+		case !r.job && first.job && c.logSync == nil:
+			// Nor do jobs' writes wait for the disk with it, when
+			// its own commit would.
+			c.held = r
+		case !r.job && first.job:
+			// With the log synced after the commit, a batch of jobs'
+			// writes and one waited on differ only in who waits for
+			// the sync: the write waited on joins the batch running
+			// (its caller waits for the sync, commit), and the batch
+			// takes no more jobs' writes after it.
+			waited = true
+		case r.job && waited:
+			c.held = r
+		}
+		if c.held == r {
 			break
 		}
 		if !r.start() {
@@ -443,13 +461,19 @@ func (c *committer) commit(tx *sql.Tx, pinned *pinnedWriter, ran []*commitReques
 	}
 	c.batches.Add(1)
 	c.requests.Add(int64(len(ran)))
-	if err == nil && pinned.deferred {
-		// Committed, not yet on disk: each caller waits for a sync of
-		// the log after this commit (logsync.go), while the writer
-		// goes on.
-		n := c.logSync.commit()
+	if err == nil && c.logSync != nil && !(pinned.durable && !pinned.deferred) {
+		// Committed, not yet on disk: each caller of a write waited
+		// on waits for a sync of the log after this commit
+		// (logsync.go), while the writer goes on; the jobs' writes of
+		// the batch do not.
+		n := int64(0)
 		for _, r := range ran {
-			r.syncAfter = n
+			if !r.job {
+				if n == 0 {
+					n = c.logSync.commit()
+				}
+				r.syncAfter = n
+			}
 		}
 	}
 	for _, r := range ran {

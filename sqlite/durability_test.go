@@ -111,11 +111,11 @@ func TestJobWritesDoNotWaitForTheDisk(t *testing.T) {
 	}
 }
 
-// TestBatchesKeepJobsApart checks that a group commit holds either jobs'
-// writes or writes somebody waits on, never both: an acknowledgement
-// queued behind a job's write starts the next batch, answered after a
-// sync of the log, and the jobs' writes queued with it wait for the batch
-// after.
+// TestBatchesKeepJobsApart checks how a group commit mixes jobs' writes
+// and writes somebody waits on, with the log synced after the commit: a
+// batch that begins with a write waited on takes no job's write, while a
+// batch of jobs' writes takes the writes waited on that come (answered
+// after a sync of the log) and no job's write after them.
 func TestBatchesKeepJobsApart(t *testing.T) {
 	t.Parallel()
 	db := openInternal(t, Options{})
@@ -151,15 +151,34 @@ func TestBatchesKeepJobsApart(t *testing.T) {
 	rig.send(write("job 3", true, prioBackground))
 	rig.send(write("ack", false, prioUrgent))
 	rig.release()
+	// Batches: job 1 with the acknowledgement (taken first), which ends
+	// it at job 2; job 2 with the API's write, which ends it at job 3;
+	// job 3.
 	want := []ran{{"job 1", syncNormal}, {"ack", syncNormal}, {"job 2", syncNormal}, {"api", syncNormal}, {"job 3", syncNormal}}
 	if !slices.Equal(order, want) {
 		t.Errorf("the committer ran %v, want %v", order, want)
 	}
-	if got := db.commits.batches.Load() - batches; got != 5 {
-		t.Errorf("%d batches, want 5 (each kind apart)", got)
+	if got := db.commits.batches.Load() - batches; got != 3 {
+		t.Errorf("%d batches, want 3", got)
 	}
 	if got := db.WriterStats().LogSyncs - logSyncs; got < 1 || got > 2 {
-		t.Errorf("%d syncs of the log, want 1 or 2 (the acknowledgement's and the API's batches, which may share one)", got)
+		t.Errorf("%d syncs of the log, want 1 or 2 (after the acknowledgement's and the API's batches, which may share one)", got)
+	}
+
+	// A batch that begins with a write waited on takes no job's write.
+	rig = newBatchRig(t, db)
+	order = nil
+	batches = db.commits.batches.Load()
+	rig.send(write("ack 2", false, prioUrgent)) // taken, waiting for the writer
+	rig.send(write("job 4", true, prioBackground))
+	rig.send(write("ack 3", false, prioUrgent))
+	rig.release()
+	want = []ran{{"ack 2", syncNormal}, {"ack 3", syncNormal}, {"job 4", syncNormal}}
+	if !slices.Equal(order, want) {
+		t.Errorf("the committer ran %v, want %v", order, want)
+	}
+	if got := db.commits.batches.Load() - batches; got != 2 {
+		t.Errorf("%d batches, want 2 (the acknowledgements, then the job's write)", got)
 	}
 }
 
