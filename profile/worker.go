@@ -194,7 +194,12 @@ func (w *Worker) Recompute(ctx context.Context, s memento.Scope) (*memento.Profi
 	if err != nil {
 		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
 	}
-	p, err := w.Profiles.SaveLearned(ctx, s, keys)
+	var p *memento.Profile
+	if over, ok := w.Profiles.(learnedSaverOver); ok {
+		p, err = over.SaveLearnedOver(ctx, s, keys, before)
+	} else {
+		p, err = w.Profiles.SaveLearned(ctx, s, keys)
+	}
 	if memento.ErrorCode(err) == memento.ENOTFOUND {
 		return before, nil // forgotten while the keys were learned: stays forgotten
 	}
@@ -205,6 +210,12 @@ func (w *Worker) Recompute(ctx context.Context, s memento.Scope) (*memento.Profi
 		w.ProfileChanged(s)
 	}
 	return p, nil
+}
+
+// learnedSaverOver is a store that saves learned keys over a profile its
+// caller read (sqlite.DB.SaveLearnedOver), instead of reading it again.
+type learnedSaverOver interface {
+	SaveLearnedOver(ctx context.Context, s memento.Scope, keys map[string]memento.ProfileEntry, pre *memento.Profile) (*memento.Profile, error)
 }
 
 // HandleModel is the handler of memento.JobProfileModel. Every batch of

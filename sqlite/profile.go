@@ -100,6 +100,18 @@ func readProfile(ctx context.Context, tx execQuerier, s memento.Scope) (*memento
 // backlog saves the profile its events changed, and such saves share their
 // commits. Errors: EINVALID.
 func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]memento.ProfileEntry) (*memento.Profile, error) {
+	return db.SaveLearnedOver(ctx, s, keys, nil)
+}
+
+// SaveLearnedOver is SaveLearned for a caller that has read the user's
+// profile (pre, which may be stale by now; nil reads it): the profile is
+// read, and the changes worked out, before the write, off the one writer
+// (a profile's evidence lists run to hundreds of event ids), and the write
+// checks that the profile is still the one read (its version and update
+// time: every change moves both) and works them out again only when it
+// is not. A profile's learner reads the profile anyway, to tell whether
+// its save changed it.
+func (db *DB) SaveLearnedOver(ctx context.Context, s memento.Scope, keys map[string]memento.ProfileEntry, pre *memento.Profile) (*memento.Profile, error) {
 	s, err := checkScope(s)
 	if err != nil {
 		return nil, err
@@ -112,14 +124,10 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 			return nil, memento.Errorf(memento.EINVALID, "profile key %s: value is not valid JSON", k)
 		}
 	}
-	// The profile is read, and the changes worked out, before the write,
-	// off the one writer (a profile's evidence lists run to hundreds of
-	// event ids); the write checks that the profile is still the one read
-	// (its version and update time: every change moves both) and works
-	// them out again only when it is not.
-	pre, err := db.Profile(ctx, s)
-	if err != nil {
-		return nil, fmt.Errorf("save learned profile of %s: %w", s.User, err)
+	if pre == nil || pre.Tenant != s.Tenant || pre.User != s.User {
+		if pre, err = db.Profile(ctx, s); err != nil {
+			return nil, fmt.Errorf("save learned profile of %s: %w", s.User, err)
+		}
 	}
 	return db.saveLearned(ctx, s, keys, pre)
 }

@@ -400,3 +400,55 @@ func TestSaveLearnedUnderConcurrentUserUpdates(t *testing.T) {
 		t.Errorf("mood = %s by %s, want the user's last value", got.Value, got.Source)
 	}
 }
+
+// TestSaveLearnedOverTheCallersRead checks that SaveLearnedOver works out
+// its changes from the profile its caller read, not from a read of its
+// own, when that profile is still the stored one by its version and
+// update time; and from the stored profile when it is not.
+func TestSaveLearnedOverTheCallersRead(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	if _, err := db.EnsureUser(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]memento.ProfileEntry{"era": learned(`"1990s"`, "e1")}
+	first, err := db.SaveLearned(ctx, s, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same keys over the stored profile change nothing.
+	same, err := db.SaveLearnedOver(ctx, s, keys, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.Version != first.Version {
+		t.Errorf("saving the stored keys again moved the version from %d to %d", first.Version, same.Version)
+	}
+	// A read that lacks the key, at the stored version and time: the
+	// save plans over it, so it writes the key again.
+	forged := &memento.Profile{Tenant: s.Tenant, User: s.User, Version: first.Version, UpdatedAt: first.UpdatedAt, Keys: map[string]memento.ProfileEntry{}}
+	p, err := db.SaveLearnedOver(ctx, s, keys, forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != first.Version+1 {
+		t.Errorf("the save over the caller's read gave version %d, want %d: it read the profile again", p.Version, first.Version+1)
+	}
+	// A read that is stale: the save works over the stored profile.
+	stale := &memento.Profile{Tenant: s.Tenant, User: s.User, Version: first.Version, UpdatedAt: first.UpdatedAt, Keys: map[string]memento.ProfileEntry{}}
+	q, err := db.SaveLearnedOver(ctx, s, keys, stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Version != p.Version {
+		t.Errorf("a save over a stale read moved the version from %d to %d, though the stored keys are those saved", p.Version, q.Version)
+	}
+	stored, err := db.Profile(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stored, q); diff != "" {
+		t.Errorf("SaveLearnedOver returned another profile than the stored one (-stored +returned):\n%s", diff)
+	}
+}
