@@ -56,8 +56,10 @@ type commitRequest struct {
 	state atomic.Int32
 	done  chan error // buffered: the committer never blocks on a caller
 	// job marks the write of a background job, which commits without
-	// waiting for the disk (durability.go); a batch holds writes of one
-	// kind only.
+	// waiting for the disk (durability.go). A batch that begins with a
+	// write waited on takes no job's write; a batch of jobs' writes takes
+	// the writes waited on that come while it runs when the log is synced
+	// after the commit (run).
 	job bool
 	// syncAfter, set before the answer, is the number of the commit
 	// that holds the write when its caller must wait for a sync of the
@@ -79,7 +81,8 @@ type committer struct {
 	logSync *logSyncer
 	// held is a request taken from a queue that did not fit the batch
 	// running then (a job's write while an acknowledgement's batch ran,
-	// or the reverse): the next batch starts with it.
+	// or after a write waited on joined a batch of jobs' writes): the
+	// next batch starts with it.
 	held *commitRequest
 	// maxBatch and maxWork are the limits of a batch (the constants;
 	// tests widen them).

@@ -26,9 +26,11 @@ import (
 //
 // So the writer's connection runs with synchronous=NORMAL (no sync at a
 // commit) and switches to the configured level (Options.Synchronous, FULL
-// by default) for each transaction that someone waits on: a group commit
-// whose requests are not all jobs' (the committer keeps the two kinds in
-// separate batches), and every writeTx. The setting cannot change inside
+// by default) for each transaction that someone waits on: every writeTx,
+// and a group commit whose requests are not all jobs' unless the log
+// syncer makes it durable after its commit (logsync.go: then it commits
+// at NORMAL too, and a batch of jobs' writes takes the writes waited on
+// that arrive while it runs). The setting cannot change inside
 // a transaction, so the transaction pins the writer's one connection,
 // sets the level, runs and commits, and sets NORMAL back. River's own
 // transactions (fetching, completing and rescuing jobs) run at NORMAL
