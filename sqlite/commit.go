@@ -459,17 +459,14 @@ func (c *committer) commit(tx *sql.Tx, pinned *pinnedWriter, ran []*commitReques
 	if err != nil {
 		err = fmt.Errorf("commit: %w", err)
 	}
-	if !pinned.durable {
-		c.unsynced.Add(1)
-	}
 	c.batches.Add(1)
 	c.requests.Add(int64(len(ran)))
+	n := int64(0) // the commit's number for the log syncer, when waited on
 	if err == nil && c.logSync != nil && !(pinned.durable && !pinned.deferred) {
 		// Committed, not yet on disk: each caller of a write waited
 		// on waits for a sync of the log after this commit
 		// (logsync.go), while the writer goes on; the jobs' writes of
 		// the batch do not.
-		n := int64(0)
 		for _, r := range ran {
 			if !r.job {
 				if n == 0 {
@@ -478,6 +475,9 @@ func (c *committer) commit(tx *sql.Tx, pinned *pinnedWriter, ran []*commitReques
 				r.syncAfter = n
 			}
 		}
+	}
+	if !pinned.durable && n == 0 {
+		c.unsynced.Add(1) // nobody waits for the disk
 	}
 	for _, r := range ran {
 		r.done <- err

@@ -120,7 +120,7 @@ func TestBatchesKeepJobsApart(t *testing.T) {
 	t.Parallel()
 	db := openInternal(t, Options{})
 	rig := newBatchRig(t, db)
-	batches, logSyncs := db.commits.batches.Load(), db.WriterStats().LogSyncs
+	batches, logSyncs, unsynced := db.commits.batches.Load(), db.WriterStats().LogSyncs, db.WriterStats().UnsyncedCommits
 	var mu sync.Mutex
 	type ran struct {
 		name  string
@@ -160,6 +160,9 @@ func TestBatchesKeepJobsApart(t *testing.T) {
 	}
 	if got := db.commits.batches.Load() - batches; got != 3 {
 		t.Errorf("%d batches, want 3", got)
+	}
+	if got := db.WriterStats().UnsyncedCommits - unsynced; got != 1 {
+		t.Errorf("%d commits nobody waited on, want 1 (job 3's)", got)
 	}
 	if got := db.WriterStats().LogSyncs - logSyncs; got < 1 || got > 2 {
 		t.Errorf("%d syncs of the log, want 1 or 2 (after the acknowledgement's and the API's batches, which may share one)", got)
