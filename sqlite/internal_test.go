@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -189,4 +190,90 @@ func TestSaveLearnedOverAStaleRead(t *testing.T) {
 	if diff := cmp.Diff(stored, got); diff != "" {
 		t.Errorf("returned another profile than the stored one (-stored +returned):\n%s", diff)
 	}
+}
+
+// TestSavedClustersKeepTheirRows checks that a clustering that finds the
+// clusters stored keeps their rows, moving only their version, and
+// writes anew the clusters that changed and removes those that are gone,
+// with the same result as writing every cluster anew.
+func TestSavedClustersKeepTheirRows(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	now := time.Now()
+	pref := func(concept string) memento.Preference {
+		return memento.Preference{Concept: concept, Weight: 1, Kind: memento.KindTaste, Evidence: 1, Sources: []string{"m1"},
+			FirstSeen: now, LastSeen: now, Embedder: "e/v1/3", Vector: []float32{0.6, -0.8, 0}}
+	}
+	res, err := db.WritePreferences(ctx, s, memento.PreferenceWrite{Source: "m1", Embedder: "e/v1/3",
+		Merge: func([]memento.Preference) (memento.PreferenceChanges, error) {
+			return memento.PreferenceChanges{Insert: []memento.Preference{pref("heist"), pref("crime"), pref("horror"), pref("westerns")}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := func(i int) string { return res.Inserted[i].ID }
+	member := func(i int, stance string) memento.PreferenceClusterMember {
+		return memento.PreferenceClusterMember{Preference: id(i), Stance: stance}
+	}
+	a := memento.PreferenceCluster{ID: "pcl_a", Description: "heist and crime", Signature: "a",
+		Members: []memento.PreferenceClusterMember{member(0, memento.StanceSupport), member(1, memento.StanceSupport)}}
+	b := memento.PreferenceCluster{ID: "pcl_b", Description: "no horror", Signature: "b",
+		Members: []memento.PreferenceClusterMember{member(2, memento.StanceOppose), member(3, memento.StanceSupport)}}
+	changes := func(version int64, clusters ...memento.PreferenceCluster) int64 {
+		t.Helper()
+		count := func() int64 {
+			var n int64
+			if err := db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+				return tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&n)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := count()
+		if err := db.SavePreferenceClusters(ctx, s, version, clusters); err != nil {
+			t.Fatal(err)
+		}
+		return count() - before
+	}
+	check := func(step string, version int64, want ...memento.PreferenceCluster) {
+		t.Helper()
+		got, err := db.PreferenceClusters(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d clusters stored, want %d", step, len(got), len(want))
+		}
+		for i, c := range got {
+			if c.ID != want[i].ID || c.Description != want[i].Description || c.Version != version || len(c.Members) != len(want[i].Members) {
+				t.Errorf("%s: cluster %d is %+v, want %+v at version %d", step, i, c, want[i], version)
+				continue
+			}
+			for j, m := range c.Members {
+				if m.Preference != want[i].Members[j].Preference || m.Stance != want[i].Members[j].Stance {
+					t.Errorf("%s: cluster %s member %d is %+v, want %+v", step, c.ID, j, m, want[i].Members[j])
+				}
+			}
+		}
+	}
+	first := changes(1, a, b)
+	check("first save", 1, a, b)
+	// The same clusters: two cluster rows updated and the state's two.
+	if n := changes(2, a, b); n != 4 {
+		t.Errorf("saving the stored clusters again changed %d rows, want 4 (first save: %d)", n, first)
+	}
+	check("same clusters", 2, a, b)
+	// b's description and a member's stance change, a stays, and a new
+	// cluster comes; then b goes.
+	b2 := b
+	b2.Description = "no horror, some westerns"
+	b2.Members = []memento.PreferenceClusterMember{member(2, memento.StanceOppose), member(3, memento.StanceOppose)}
+	c := memento.PreferenceCluster{ID: "pcl_c", Description: "westerns", Signature: "c",
+		Members: []memento.PreferenceClusterMember{member(3, memento.StanceSupport)}}
+	changes(3, a, b2, c)
+	check("one changed, one new", 3, a, b2, c)
+	changes(4, a, c)
+	check("one gone", 4, a, c)
 }

@@ -616,10 +616,35 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 			return memento.Errorf(memento.ENOTFOUND, "user %q not found", s.User)
 		}
 		now := db.now()
-		if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User); err != nil {
-			return fmt.Errorf("delete old clusters: %w", err)
+		// A clustering mostly finds the clusters it found before: those
+		// stored as they are now keep their rows (their version and
+		// time move on), the others are written anew.
+		stored, err := storedClusters(ctx, db.prepared(tx), s)
+		if err != nil {
+			return err
+		}
+		kept := map[string]bool{}
+		for _, c := range clusters {
+			if old, ok := stored[c.ID]; ok && old.same(c) {
+				kept[c.ID] = true
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(stored)) {
+			if kept[id] {
+				continue
+			}
+			if _, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM preference_clusters WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, id); err != nil {
+				return fmt.Errorf("delete old cluster %s: %w", id, err)
+			}
 		}
 		for _, c := range clusters {
+			if kept[c.ID] {
+				if _, err := db.prepared(tx).ExecContext(ctx, `UPDATE preference_clusters SET version = ?, created_at = ? WHERE tenant_id = ? AND user_id = ? AND id = ?`,
+					version, nanos(now), s.Tenant, s.User, c.ID); err != nil {
+					return fmt.Errorf("update cluster %s: %w", c.ID, err)
+				}
+				continue
+			}
 			if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO preference_clusters (tenant_id, user_id, id, description, signature, version, created_at)
 				VALUES (?, ?, ?, ?, ?, ?, ?)`, s.Tenant, s.User, c.ID, c.Description, c.Signature, version, nanos(now)); err != nil {
 				return fmt.Errorf("insert cluster %s: %w", c.ID, err)
@@ -646,7 +671,7 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 			}
 		}
 		var current int64
-		err := db.prepared(tx).QueryRowContext(ctx, `INSERT INTO preference_state (tenant_id, user_id) VALUES (?, ?)
+		err = db.prepared(tx).QueryRowContext(ctx, `INSERT INTO preference_state (tenant_id, user_id) VALUES (?, ?)
 			ON CONFLICT (tenant_id, user_id) DO UPDATE SET clustered_version = max(clustered_version, ?)
 			RETURNING version`, s.Tenant, s.User, version).Scan(&current)
 		if err != nil {
@@ -662,6 +687,74 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 		return fmt.Errorf("save preference clusters of %s/%s: %w", s.Tenant, s.User, err)
 	}
 	return nil
+}
+
+// storedCluster is a cluster's row and members as stored.
+type storedCluster struct {
+	description, signature string
+	members                []storedMember
+}
+
+// storedMember is a member row of a cluster.
+type storedMember struct {
+	preference, stance string
+	position           int
+}
+
+// same reports whether saving c would store what sc holds: the same
+// description and signature, and every member in place (a member whose
+// preference is gone is not stored, so c then differs).
+func (sc storedCluster) same(c memento.PreferenceCluster) bool {
+	if sc.description != c.Description || sc.signature != c.Signature || len(sc.members) != len(c.Members) {
+		return false
+	}
+	for i, m := range c.Members {
+		if sc.members[i] != (storedMember{preference: m.Preference, stance: m.Stance, position: i}) {
+			return false
+		}
+	}
+	return true
+}
+
+// storedClusters reads the user's clusters in tx, by id.
+func storedClusters(ctx context.Context, tx execQuerier, s memento.Scope) (map[string]storedCluster, error) {
+	out := map[string]storedCluster{}
+	rows, err := tx.QueryContext(ctx, `SELECT id, description, signature FROM preference_clusters WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User)
+	if err != nil {
+		return nil, fmt.Errorf("read clusters: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var c storedCluster
+		if err := rows.Scan(&id, &c.description, &c.signature); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read clusters: %w", err)
+		}
+		out[id] = c
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT cluster_id, preference_id, stance, position FROM preference_cluster_members
+		WHERE tenant_id = ? AND user_id = ? ORDER BY cluster_id, position`, s.Tenant, s.User)
+	if err != nil {
+		return nil, fmt.Errorf("read cluster members: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var m storedMember
+		if err := rows.Scan(&id, &m.preference, &m.stance, &m.position); err != nil {
+			return nil, fmt.Errorf("read cluster members: %w", err)
+		}
+		c := out[id]
+		c.members = append(c.members, m)
+		out[id] = c
+	}
+	return out, rows.Err()
 }
 
 // PreferenceClusters lists the user's clusters by id, each with its
