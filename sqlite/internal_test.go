@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -276,4 +278,30 @@ func TestSavedClustersKeepTheirRows(t *testing.T) {
 	check("one changed, one new", 3, a, b2, c)
 	changes(4, a, c)
 	check("one gone", 4, a, c)
+
+	// Two clusterings saved at once, again and again: the store holds
+	// one of them whole, never a mix.
+	for round := range 20 {
+		var wg sync.WaitGroup
+		for _, set := range [][]memento.PreferenceCluster{{a, b}, {b2, c}} {
+			wg.Go(func() {
+				if err := db.SavePreferenceClusters(ctx, s, int64(5+round), set); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		got, err := db.PreferenceClusters(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, len(got))
+		for i, g := range got {
+			ids[i] = g.ID + ":" + g.Description
+		}
+		if !slices.Equal(ids, []string{a.ID + ":" + a.Description, b.ID + ":" + b.Description}) &&
+			!slices.Equal(ids, []string{b2.ID + ":" + b2.Description, c.ID + ":" + c.Description}) {
+			t.Fatalf("round %d: two saves at once left %v, neither clustering whole", round, ids)
+		}
+	}
 }
