@@ -13,9 +13,13 @@ import (
 // liked and the titles they have seen; for every pair of titles, the
 // weight of their being liked close together; for every title, how many
 // users have seen it and how often it was liked. Setting a user's events
-// takes their old contribution out and puts the new one in, so the cost
-// of an update follows the users whose events changed, not the tenant's
-// history, and Build then only ranks neighbours.
+// replaces their contribution by what changed in it (the pairs from the
+// first title of their liked sequence that moved, the titles they began
+// or stopped liking), so the cost of an update follows what the new
+// events changed, not the tenant's history nor the user's, and Build
+// ranks again only the neighbours of titles whose pairs changed, and of
+// the titles liked near a title whose likers changed, those whose list
+// that changes.
 //
 // Pair weights are sums of exp(-d/Window) kept as integers in units of
 // 2^-40, so that adding and taking out a user's pairs in any order gives
@@ -39,12 +43,17 @@ type Counts struct {
 
 	// lists are each title's neighbours as last built (numbered as in
 	// ids); dirty marks the titles whose list may have changed since,
-	// listed in marked (with titles since unmarked, which Build skips);
-	// expanded marks the titles whose neighbours touch has marked since
-	// (see touch).
-	lists           [][]Neighbour
-	dirty, expanded []bool
-	marked          []int32
+	// listed in marked (with titles since unmarked, which Build skips).
+	lists  [][]Neighbour
+	dirty  []bool
+	marked []int32
+	// moved marks the titles whose likers changed since the last build,
+	// listed in movers, with builtLikers their likers at that build:
+	// their similarity to every title liked near them changed, which
+	// Build checks against those titles' lists (see Build).
+	moved       []bool
+	builtLikers []int32
+	movers      []int32
 }
 
 // userCounts is one user's contribution.
@@ -86,7 +95,8 @@ func (c *Counts) id(t string) int32 {
 		c.adj = append(c.adj, nil)
 		c.lists = append(c.lists, nil)
 		c.dirty = append(c.dirty, false)
-		c.expanded = append(c.expanded, false)
+		c.moved = append(c.moved, false)
+		c.builtLikers = append(c.builtLikers, 0)
 	}
 	c.index[t] = i
 	return i
@@ -102,20 +112,19 @@ func (c *Counts) release(i int32) {
 	c.ids[i] = ""
 	c.adj[i] = nil
 	c.lists[i] = nil
-	// A number reused for another title starts unmarked.
-	c.dirty[i], c.expanded[i] = false, false
+	// A number reused for another title starts unmarked: the pairs
+	// that held the old title marked its neighbours as they went.
+	c.dirty[i], c.moved[i], c.builtLikers[i] = false, false, 0
 	c.free = append(c.free, i)
 }
 
 // Set replaces what the user's events contribute: events are all of the
-// user's events (none removes the user).
+// user's events (none removes the user). The cost follows what changed:
+// the pairs of the liked sequence from the first title that moved, and
+// the titles the user started or stopped liking.
 func (c *Counts) Set(user string, events []memento.Event) {
-	c.remove(user)
 	js := Judge(events)
-	if len(js) == 0 {
-		return
-	}
-	u := userCounts{}
+	var u userCounts
 	var liked []Judgement
 	for _, j := range js {
 		if j.Seen {
@@ -129,61 +138,66 @@ func (c *Counts) Set(user string, events []memento.Event) {
 	}
 	slices.SortStableFunc(liked, byTime)
 	for _, j := range liked {
-		i := c.id(j.TitleID)
-		c.likers[i]++
-		u.seq = append(u.seq, i)
+		u.seq = append(u.seq, c.id(j.TitleID))
 	}
-	c.pairs(u.seq, 1)
-	c.touch(u.seq)
-	c.users[user] = u
-	c.counted++
+	c.replace(user, u, len(js) > 0)
 }
 
-// remove takes the user's contribution out.
-func (c *Counts) remove(user string) {
-	u, ok := c.users[user]
-	if !ok {
-		return
+// replace puts u in place of the user's contribution: has is false when
+// the user has no judgement left. u's seen titles are counted already.
+func (c *Counts) replace(user string, u userCounts, has bool) {
+	old, had := c.users[user]
+	// Likers: only the titles whose count changes move.
+	delta := make(map[int32]int32, len(old.seq)+len(u.seq))
+	for _, i := range old.seq {
+		delta[i]--
 	}
-	delete(c.users, user)
-	c.counted--
-	c.touch(u.seq)
-	c.pairs(u.seq, -1)
-	for _, i := range u.seen {
+	for _, i := range u.seq {
+		delta[i]++
+	}
+	for i, d := range delta {
+		if d != 0 {
+			c.moveLikers(i, d)
+		}
+	}
+	// Pairs: those within the sequences' common beginning are the same.
+	same := 0
+	for same < min(len(old.seq), len(u.seq)) && old.seq[same] == u.seq[same] {
+		same++
+	}
+	c.pairs(old.seq, same, -1)
+	c.pairs(u.seq, same, 1)
+	for _, i := range old.seen {
 		c.seen[i]--
 	}
-	for _, i := range u.seq {
-		c.likers[i]--
+	switch {
+	case had && !has:
+		delete(c.users, user)
+		c.counted--
+	case has:
+		if !had {
+			c.counted++
+		}
+		c.users[user] = u
 	}
-	for _, i := range u.seen {
+	for _, i := range old.seen {
 		c.release(i)
 	}
-	for _, i := range u.seq {
+	for _, i := range old.seq {
 		c.release(i)
 	}
 }
 
-// touch marks for the next build the titles whose neighbour lists a
-// change of these titles' likers can move: the titles themselves, and
-// every title liked near them (their similarity to a title divides by its
-// likers).
-//
-// A title's neighbours are marked once between builds, at its first
-// touch: a title that joins its neighbours later does so through pairs,
-// as a title of the same liked sequence, which Set and remove touch
-// themselves. A popular title is liked near thousands of others, and a
-// burst touches it for every user who liked it.
-func (c *Counts) touch(titles []int32) {
-	for _, i := range titles {
-		c.mark(i)
-		if c.expanded[i] {
-			continue
-		}
-		c.expanded[i] = true
-		for j := range c.adj[i] {
-			c.mark(j)
-		}
+// moveLikers adds d to title i's likers: its own list changes (every
+// similarity in it divides by its likers), and Build checks the lists of
+// the titles liked near it.
+func (c *Counts) moveLikers(i, d int32) {
+	if !c.moved[i] {
+		c.moved[i], c.builtLikers[i] = true, c.likers[i]
+		c.movers = append(c.movers, i)
 	}
+	c.likers[i] += d
+	c.mark(i)
 }
 
 // mark marks title i's list for the next build.
@@ -195,19 +209,22 @@ func (c *Counts) mark(i int32) {
 }
 
 // pairs adds (sign 1) or takes out (sign -1) the weights of the pairs of
-// one liked sequence: titles at distance d <= MaxGap count exp(-d/Window)
-// each way.
-func (c *Counts) pairs(seq []int32, sign int64) {
-	for p, i := range seq {
-		hi := min(len(seq)-1, p+c.opts.MaxGap)
-		for q := p + 1; q <= hi; q++ {
-			j := seq[q]
+// one liked sequence that end at position from or later: titles at
+// distance d <= MaxGap count exp(-d/Window) each way. Both titles of a
+// pair are marked.
+func (c *Counts) pairs(seq []int32, from int, sign int64) {
+	for q := from; q < len(seq); q++ {
+		j := seq[q]
+		for p := max(0, q-c.opts.MaxGap); p < q; p++ {
+			i := seq[p]
 			if j == i {
 				continue
 			}
 			w := sign * c.decayQ[q-p]
 			c.addWeight(i, j, w)
 			c.addWeight(j, i, w)
+			c.mark(i)
+			c.mark(j)
 		}
 	}
 }
@@ -227,8 +244,8 @@ func (c *Counts) addWeight(i, j int32, w int64) {
 
 // Build computes the model from the counts: for each title i, the pair
 // weight with every title j liked near it, divided by likers(i)^Alpha *
-// likers(j)^(1-Alpha), the Neighbours best kept. Only the lists of titles
-// touched since the last build are computed again. Titles are numbered in
+// likers(j)^(1-Alpha), the Neighbours best kept. Only the lists that may
+// have changed since the last build are computed again. Titles are numbered in
 // the order of their ids and ties broken by id, so equal counts give
 // equal models, however they were reached.
 func (c *Counts) Build() *Model {
@@ -248,6 +265,41 @@ func (c *Counts) Build() *Model {
 		}
 		return cmp.Compare(c.ids[x.Title], c.ids[y.Title])
 	}
+	// A title whose likers moved has another similarity to every title
+	// liked near it, and that title's list changes if the moved title was
+	// in it or enters it now: the list's last neighbour says which, with
+	// the similarity computed as below, at the likers of the last build
+	// and at the current ones. A list with room holds every title liked
+	// near it. The other titles liked near it keep their lists: their
+	// pairs and likers did not change (those that did are marked).
+	for _, i := range c.movers {
+		if !c.moved[i] {
+			continue // released since
+		}
+		c.moved[i] = false
+		before := c.builtLikers[i]
+		if before == 0 {
+			continue // in no list: its pairs are all new, and marked
+		}
+		bBefore := math.Pow(float64(before), 1-o.Alpha)
+		for j, w := range c.adj[i] {
+			if c.dirty[j] {
+				continue
+			}
+			list := c.lists[j]
+			if len(list) < o.Neighbours {
+				c.mark(j)
+				continue
+			}
+			last, a := list[len(list)-1], pow(j, o.Alpha)
+			was := Neighbour{Title: i, Sim: float32(float64(w) / weightUnit / (a * bBefore))}
+			now := Neighbour{Title: i, Sim: float32(float64(w) / weightUnit / (a * powB[i]))}
+			if order(was, last) <= 0 || order(now, last) < 0 {
+				c.mark(j)
+			}
+		}
+	}
+	c.movers = c.movers[:0]
 	for _, i := range c.marked {
 		if !c.dirty[i] {
 			continue // released, or listed twice
@@ -265,7 +317,6 @@ func (c *Counts) Build() *Model {
 		c.lists[i] = best(list, o.Neighbours, order)
 	}
 	c.marked = c.marked[:0]
-	clear(c.expanded)
 
 	byID := make([]int32, 0, len(c.index))
 	for _, i := range c.index {
