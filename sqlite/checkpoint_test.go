@@ -149,3 +149,72 @@ func TestWriterBoundsTheLog(t *testing.T) {
 		t.Errorf("the log grew to %d frames; want at most %d", most, limit)
 	}
 }
+
+// bulkRowsOf writes n memories of one user in one bulk transaction.
+func bulkRowsOf(t *testing.T, db *DB, user string, n int) {
+	t.Helper()
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: user}
+	at := time.Date(2025, 4, 1, 9, 0, 0, 0, time.UTC)
+	err := db.Bulk(context.Background(), func(b *Bulk) error {
+		if err := b.User(s); err != nil {
+			return err
+		}
+		for i := range n {
+			if err := b.Memory(s, memento.Memory{ID: fmt.Sprintf("%s-%d", user, i), Attribute: fmt.Sprintf("likes%d", i), Mode: memento.ModeSemantic,
+				Value: fmt.Sprintf("quiet thriller number %d with a long description of its plot", i), ValidFrom: at}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBulkWritesRestartTheLog: a bulk transaction that finds the log past
+// its bound waits for what keeps the log from restarting (here a reader
+// that ends 100 ms later; during a build, the checkpointer copying the
+// previous bulk transaction) instead of adding its pages after the
+// others'; its page cache is back to the writer's size after it.
+func TestBulkWritesRestartTheLog(t *testing.T) {
+	t.Parallel()
+	const pages = 4
+	db := openInternal(t, Options{CheckpointPages: pages, CheckpointIdle: time.Hour})
+	db.ckpt.cancel()
+	<-db.ckpt.done
+	bulkRowsOf(t, db, "first", 2000)
+	first, ok := readWALIndex(db.ckpt.shm)
+	if !ok || first.frames < checkpointBound*pages {
+		t.Fatalf("the first bulk write left %d frames (ok %t): want more than the bound, %d", first.frames, ok, checkpointBound*pages)
+	}
+	ctx := context.Background()
+	conn, err := db.read.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		tx.Rollback()
+	}()
+	bulkRowsOf(t, db, "second", 10)
+	second, ok := readWALIndex(db.ckpt.shm)
+	if !ok {
+		t.Fatal("cannot read the wal-index header")
+	}
+	if second.frames >= first.frames {
+		t.Errorf("the log held %d frames after the second bulk write, %d after the first: the second did not restart it", second.frames, first.frames)
+	}
+	if got := pragmaInt(t, db, "cache_size"); got != writerCacheSize {
+		t.Errorf("the writer's cache_size is %d after a bulk write, want %d", got, writerCacheSize)
+	}
+}
