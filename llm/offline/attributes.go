@@ -21,7 +21,7 @@ func (m *Model) AssignAttributes(ctx context.Context, facts []memento.Fact, sche
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("assign attributes: %w", err)
 	}
-	attrs := describeSchema(schema)
+	attrs := m.described(schema)
 	out := make([]memento.AttributedFact, 0, len(facts))
 	for _, f := range facts {
 		out = append(out, memento.AttributedFact{Fact: f, Attribute: assign(f, attrs)})
@@ -44,6 +44,26 @@ var schemaNoise = stems("user", "users", "person", "people", "thing", "things", 
 	"type", "types", "prefer", "prefers", "like", "likes", "general", "specific", "particular",
 	"any", "other", "about", "their", "they", "what", "which", "how", "whether", "has", "have",
 	"is", "are", "the", "a", "an", "of", "or", "and", "to", "in", "on", "for", "with", "by")
+
+// describedSchema is a schema with its description (describeSchema).
+type describedSchema struct {
+	specs []memento.AttributeSpec
+	attrs []schemaAttr
+}
+
+// described returns describeSchema(schema), computed again only when the
+// schema is not the one of the last call: a pipeline asks with the same
+// schema for every message, and describing it (tokenising and stemming
+// every description) was a tenth of the attribute step's processor.
+// The description is read-only, so calls share it.
+func (m *Model) described(schema []memento.AttributeSpec) []schemaAttr {
+	if d := m.schema.Load(); d != nil && slices.Equal(d.specs, schema) {
+		return d.attrs
+	}
+	d := &describedSchema{specs: slices.Clone(schema), attrs: describeSchema(schema)}
+	m.schema.Store(d)
+	return d.attrs
+}
 
 func describeSchema(schema []memento.AttributeSpec) []schemaAttr {
 	attrs := make([]schemaAttr, 0, len(schema))

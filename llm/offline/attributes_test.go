@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/memento-ai/memento"
@@ -88,6 +89,44 @@ func TestAssignAttributes(t *testing.T) {
 				t.Errorf("AssignAttributes(%q) = %q, want %q", tt.fact.Text, got[0].Attribute, tt.want)
 			}
 		})
+	}
+}
+
+// TestAssignAttributesSchemaChanges: one model asked with two schemas in
+// turn, from two goroutines at once, assigns each fact by the schema it
+// was asked with, whichever schema it described last.
+func TestAssignAttributesSchemaChanges(t *testing.T) {
+	m := newTestModel(t)
+	movie := slices.Clone(movieSchema)
+	cases := []struct {
+		schema []memento.AttributeSpec
+		fact   memento.Fact
+		want   string
+	}{
+		{movie, fact("moved to Lisbon"), ""},
+		{genericSchema, fact("moved to Lisbon"), "LOCATION"},
+		{movie, fact("watches everything on Netflix"), "PLATFORM"},
+		{genericSchema, fact("works as a nurse"), "OCCUPATION"},
+	}
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Go(func() {
+			for i := range 200 {
+				c := cases[(i+g)%len(cases)]
+				got, err := m.AssignAttributes(context.Background(), []memento.Fact{c.fact}, c.schema)
+				if err != nil || len(got) != 1 || got[0].Attribute != c.want {
+					t.Errorf("AssignAttributes(%q) = %v, %v; want %q", c.fact.Text, got, err, c.want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// A schema changed in place is described anew.
+	movie[slices.IndexFunc(movie, func(a memento.AttributeSpec) bool { return a.Name == "PLATFORM" })].Name = "SERVICES"
+	got, err := m.AssignAttributes(context.Background(), []memento.Fact{fact("is on Netflix")}, movie)
+	if err != nil || got[0].Attribute == "PLATFORM" {
+		t.Errorf("after the schema's PLATFORM became SERVICES, AssignAttributes = %v, %v: an attribute the schema no longer has", got, err)
 	}
 }
 

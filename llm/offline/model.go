@@ -3,6 +3,7 @@ package offline
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memento-ai/memento"
@@ -55,8 +56,9 @@ type Options struct {
 }
 
 // Model is the offline language model: deterministic rules for every task
-// of memento.LanguageModel. It holds only tables built by New, so one Model
-// is safe for concurrent use.
+// of memento.LanguageModel. It holds tables built by New and the
+// description of the last attribute schema it was given, which calls
+// share read-only, so one Model is safe for concurrent use.
 type Model struct {
 	people PersonLookup
 	titles func(text string) (*memento.Title, bool)
@@ -71,6 +73,8 @@ type Model struct {
 	// model that never meets a misspelt name should not pay); nil when
 	// People cannot list them.
 	names func() *nameIndex
+	// schema is the schema AssignAttributes last described (described).
+	schema atomic.Pointer[describedSchema]
 }
 
 // New builds a Model from opts.
