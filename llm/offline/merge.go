@@ -36,12 +36,13 @@ func mergeFact(in memento.MergeInput) string {
 		keep[normText(q)] = true
 	}
 	var out []string
+	f := readSuperseding(fact)
 	for _, c := range current {
 		if normText(c) == normText(fact) {
 			// Already known: nothing changes.
 			return strings.Join(current, clauseSep)
 		}
-		if supersedes(fact, c) && !keep[normText(c)] {
+		if f.supersedes(c) && !keep[normText(c)] {
 			continue
 		}
 		out = append(out, c)
@@ -58,8 +59,9 @@ func (m *Model) ReviewMerge(ctx context.Context, in memento.MergeInput, merged s
 	}
 	have := stemSet(merged)
 	var lost []string
+	f := readSuperseding(in.Fact.Text)
 	for _, c := range splitValue(in.Current) {
-		if supersedes(in.Fact.Text, c) {
+		if f.supersedes(c) {
 			continue
 		}
 		if !containsAll(have, stemSet(c)) {
@@ -99,21 +101,39 @@ var singleValued = []struct {
 	{"occupation", []string{"works as", "works at", "works for", "job is"}},
 }
 
+// superseding is a fact read once for supersedes, which compares it with
+// each clause of a value.
+type superseding struct {
+	stems  map[string]bool
+	toks   []token
+	single []bool // which of singleValued the fact states
+	kind   string // favouriteKind's answer
+	fave   bool
+}
+
+func readSuperseding(fact string) superseding {
+	f := superseding{stems: topicStems(fact), toks: tokenize(fact), single: make([]bool, len(singleValued))}
+	for i, sv := range singleValued {
+		f.single[i] = hasAnyPhrase(f.toks, sv.words)
+	}
+	f.kind, f.fave = favouriteKind(f.toks)
+	return f
+}
+
 // supersedes reports whether the fact replaces the clause.
-func supersedes(fact, clause string) bool {
-	f, c := topicStems(fact), topicStems(clause)
-	if len(f) > 0 && len(c) > 0 && containsAll(f, c) {
+func (f superseding) supersedes(clause string) bool {
+	if c := topicStems(clause); len(f.stems) > 0 && len(c) > 0 && containsAll(f.stems, c) {
 		return true
 	}
-	ft, ct := tokenize(fact), tokenize(clause)
-	for _, sv := range singleValued {
-		if hasAnyPhrase(ft, sv.words) && hasAnyPhrase(ct, sv.words) {
+	ct := tokenize(clause)
+	for i, sv := range singleValued {
+		if f.single[i] && hasAnyPhrase(ct, sv.words) {
 			return true
 		}
 	}
 	// "favourite movie is Heat" replaces "favourite movie is Alien".
-	if fk, ok := favouriteKind(ft); ok {
-		if ck, ok := favouriteKind(ct); ok && fk == ck {
+	if f.fave {
+		if ck, ok := favouriteKind(ct); ok && f.kind == ck {
 			return true
 		}
 	}
