@@ -437,3 +437,72 @@ func TestPreferenceWritesSeeEditsBetweenThem(t *testing.T) {
 		t.Errorf("what the merges saw (-want +got):\n%s", diff)
 	}
 }
+
+// TestPreferenceWritesSeeTheStoredRows: each write's merge sees the user's
+// preferences as stored, whatever the previous write left in the store's
+// cache: after the user was forgotten and created again (its version
+// starts over at the cached one), after a restore, and after a deletion.
+func TestPreferenceWritesSeeTheStoredRows(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	at := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	// write inserts concept and returns the concepts its merge saw.
+	write := func(source, concept string) []string {
+		t.Helper()
+		var saw []string
+		_, err := db.WritePreferences(ctx, s, memento.PreferenceWrite{Source: source, Embedder: "e/v1/3",
+			Merge: func(cur []memento.Preference) (memento.PreferenceChanges, error) {
+				saw = saw[:0]
+				for _, p := range cur {
+					saw = append(saw, p.Concept)
+				}
+				slices.Sort(saw)
+				if concept == "" {
+					return memento.PreferenceChanges{}, nil
+				}
+				return memento.PreferenceChanges{Insert: []memento.Preference{testPref(concept, 0.5, at)}}, nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return saw
+	}
+	check := func(when string, got []string, want ...string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the merge saw %q, want %q", when, got, want)
+		}
+	}
+	check("first write", write("m1", "heist"))
+	check("second write", write("m2", "noir"), "heist")
+	// Forgotten, then created again by a restore and changed by a
+	// deletion, which bring the version back to the one the cache holds
+	// without a write.
+	if err := db.DeleteUser(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	var restored []memento.Preference
+	for i, c := range []string{"musical", "western"} {
+		p := testPref(c, 0.4, at)
+		p.ID = fmt.Sprintf("pref_restored%d", i)
+		restored = append(restored, p)
+	}
+	if err := db.RestorePreferences(ctx, s, restored, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeletePreference(ctx, s, "pref_restored1"); err != nil {
+		t.Fatal(err)
+	}
+	check("first write of the user created again", write("n1", "anime"), "musical")
+	check("next write", write("n2", ""), "anime", "musical")
+	// A restore and a deletion of the same user.
+	if err := db.RestorePreferences(ctx, s, restored, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("after a restore", write("n3", ""), "musical", "western")
+	if err := db.DeletePreference(ctx, s, "pref_restored0"); err != nil {
+		t.Fatal(err)
+	}
+	check("after a deletion", write("n4", ""), "western")
+}
