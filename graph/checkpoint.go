@@ -43,6 +43,16 @@ type Checkpointer interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// Pacer is a Checkpointer that keeps only some of the saves a run offers
+// (say, one a second): Runnable asks Due before it encodes the state
+// after a node, and neither encodes nor saves when Due says no. done is
+// true for the save after the run's last node. A Pacer's Save may still
+// decline what Due allowed.
+type Pacer interface {
+	Checkpointer
+	Due(done bool) bool
+}
+
 // MemoryCheckpointer is a Checkpointer that keeps checkpoints in memory, for
 // tests and for processes that need no crash recovery. Its zero value is
 // ready to use.

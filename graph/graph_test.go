@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -914,5 +915,65 @@ func TestConcurrentRuns(t *testing.T) {
 	}
 	if got := len(cp.Keys()); got != 16 {
 		t.Errorf("%d checkpoints, want 16", got)
+	}
+}
+
+// everyOther is a Pacer that keeps every other save a run offers, and no
+// save of a finished run.
+type everyOther struct {
+	*graph.MemoryCheckpointer
+	asked int
+}
+
+func (e *everyOther) Due(done bool) bool {
+	e.asked++
+	return !done && e.asked%2 == 0
+}
+
+// encodeCounted is a state that counts its encodings.
+type encodeCounted struct {
+	Visited []string
+	encodes *int
+}
+
+func (s encodeCounted) MarshalJSON() ([]byte, error) {
+	*s.encodes++
+	return json.Marshal(s.Visited)
+}
+
+// TestPacerSkipsEncoding runs five nodes with a checkpointer that keeps
+// every other save: the state is encoded once to check it can be (before
+// the first node) and once for each save kept, not after every node.
+func TestPacerSkipsEncoding(t *testing.T) {
+	g := graph.New[encodeCounted]("paced")
+	prev := graph.Start
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		g.AddNode(n, func(_ context.Context, s encodeCounted) (encodeCounted, error) {
+			s.Visited = append(s.Visited, n)
+			return s, nil
+		})
+		g.AddEdge(prev, n)
+		prev = n
+	}
+	g.AddEdge(prev, graph.End)
+	cp := &everyOther{MemoryCheckpointer: graph.NewMemoryCheckpointer()}
+	r, err := g.Compile(graph.WithCheckpointer(cp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var encodes int
+	if _, err := r.Run(context.Background(), "x", encodeCounted{encodes: &encodes}); err != nil {
+		t.Fatal(err)
+	}
+	// Asked after a, b, c, d (kept after b and d) and after e (done).
+	if cp.asked != 5 || cp.Saves() != 2 {
+		t.Errorf("asked %d times, saved %d, want 5 and 2", cp.asked, cp.Saves())
+	}
+	if encodes != 3 {
+		t.Errorf("the state was encoded %d times, want 3 (the check and the two saves kept)", encodes)
+	}
+	saved, ok, err := cp.Load(context.Background(), r.CheckpointKey("x"))
+	if err != nil || !ok || saved.Next != "e" || string(saved.State) != `["a","b","c","d"]` {
+		t.Errorf("checkpoint = %+v, %v, %v; want the state after d, next e", saved, ok, err)
 	}
 }

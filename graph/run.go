@@ -181,6 +181,9 @@ func (r *Runnable[S]) restore(runID string, cp *Checkpoint, res *Result[S]) (str
 
 // save checkpoints the run after a completed node.
 func (r *Runnable[S]) save(ctx context.Context, runID, next string, res Result[S]) error {
+	if p, ok := r.cp.(Pacer); ok && !p.Due(next == End) {
+		return nil
+	}
 	state, err := json.Marshal(res.State)
 	if err != nil {
 		return fmt.Errorf("graph %q run %q: encode state after node %q: %w", r.name, runID, res.Trace[len(res.Trace)-1].Node, err)

@@ -847,18 +847,20 @@ func (t *throttled) Load(ctx context.Context, key string) (*graph.Checkpoint, bo
 	return t.inner.Load(ctx, key)
 }
 
+// Due tells the graph whether a save now would be kept, so that it does
+// not encode the state of the saves Save would drop (the most of a run's).
+func (t *throttled) Due(done bool) bool {
+	return !done && (t.after <= 0 || t.clock.Now().Sub(t.last) >= t.after)
+}
+
 func (t *throttled) Save(ctx context.Context, key string, cp graph.Checkpoint) error {
-	if cp.Done {
-		return nil
-	}
-	now := t.clock.Now()
-	if t.after > 0 && now.Sub(t.last) < t.after {
+	if !t.Due(cp.Done) {
 		return nil
 	}
 	if err := t.inner.Save(ctx, key, cp); err != nil {
 		return err
 	}
-	t.last = now
+	t.last = t.clock.Now()
 	return nil
 }
 
