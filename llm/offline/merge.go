@@ -37,12 +37,14 @@ func mergeFact(in memento.MergeInput) string {
 	}
 	var out []string
 	f := readSuperseding(fact)
+	norm := normText(fact)
 	for _, c := range current {
-		if normText(c) == normText(fact) {
+		nc := normText(c)
+		if nc == norm {
 			// Already known: nothing changes.
 			return strings.Join(current, clauseSep)
 		}
-		if f.supersedes(c) && !keep[normText(c)] {
+		if f.supersedes(c) && !keep[nc] {
 			continue
 		}
 		out = append(out, c)

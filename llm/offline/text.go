@@ -305,8 +305,9 @@ func matchSeq(toks []token, i int, phrase string) bool {
 
 // containsSeq reports whether the phrase occurs anywhere in toks.
 func containsSeq(toks []token, phrase string) bool {
+	first, _, _ := strings.Cut(strings.TrimLeft(phrase, " "), " ")
 	for i := range toks {
-		if matchSeq(toks, i, phrase) {
+		if toks[i].w == first && matchSeq(toks, i, phrase) {
 			return true
 		}
 	}
