@@ -283,7 +283,7 @@ func (db *DB) claimBacklog(ctx context.Context, s memento.Scope, owner string, j
 
 // readBacklog reads up to batch of the user's oldest backlog jobs.
 func (db *DB) readBacklog(ctx context.Context, s memento.Scope, batch int) ([]memento.BacklogJob, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, kind, payload, created_at FROM backlog
+	rows, err := db.reads().QueryContext(ctx, `SELECT id, kind, payload, created_at FROM backlog
 		WHERE tenant_id = ? AND user_id = ? ORDER BY id LIMIT ?`, s.Tenant, s.User, batch)
 	if err != nil {
 		return nil, fmt.Errorf("read backlog: %w", err)

@@ -119,7 +119,7 @@ func (db *DB) Events(ctx context.Context, s memento.Scope) ([]memento.Event, err
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT id, type, title_id, value, at, created_at FROM events
+	rows, err := db.reads().QueryContext(ctx, `SELECT id, type, title_id, value, at, created_at FROM events
 		WHERE tenant_id = ? AND user_id = ? ORDER BY at, pk`, s.Tenant, s.User)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -303,5 +304,126 @@ func TestSavedClustersKeepTheirRows(t *testing.T) {
 			!slices.Equal(ids, []string{b2.ID + ":" + b2.Description, c.ID + ":" + c.Description}) {
 			t.Fatalf("round %d: two saves at once left %v, neither clustering whole", round, ids)
 		}
+	}
+}
+
+// TestBackgroundReadsArePrepared checks that the reads the background jobs
+// and the prompt's context make for every batch or turn run through
+// statements prepared once on the read pool, and read what the
+// unprepared queries read.
+func TestBackgroundReadsArePrepared(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	if _, err := db.AppendMessages(ctx, s, "t1", []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "I loved Alien"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AddEvents(ctx, s, []memento.Event{{ID: "e1", Type: memento.EventType("liked"), TitleID: "tt0078748", At: time.Unix(100, 0)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	type reads struct {
+		Events   []memento.Event
+		Messages []memento.Message
+		Message  *memento.Message
+		Prefs    []memento.Preference
+		Version  memento.PreferenceVersion
+		Clusters []memento.PreferenceCluster
+		Sources  []string
+		Modes    map[string]string
+		Profile  *memento.Profile
+		Threads  []memento.Thread
+		Mark     int64
+		Backlog  []memento.BacklogJob
+		Open     int
+	}
+	read := func() reads {
+		t.Helper()
+		var r reads
+		var err error
+		check := func(what string, e error) {
+			if e != nil {
+				t.Fatalf("%s: %v", what, e)
+			}
+		}
+		r.Events, err = db.Events(ctx, s)
+		check("Events", err)
+		r.Messages, err = db.Messages(ctx, s, "t1", 0, 0)
+		check("Messages", err)
+		r.Message, err = db.MessageByID(ctx, s, "m1")
+		check("MessageByID", err)
+		r.Prefs, err = db.Preferences(ctx, s)
+		check("Preferences", err)
+		r.Version, err = db.PreferenceVersion(ctx, s)
+		check("PreferenceVersion", err)
+		r.Clusters, err = db.PreferenceClusters(ctx, s)
+		check("PreferenceClusters", err)
+		r.Sources, err = db.PreferenceSources(ctx, s)
+		check("PreferenceSources", err)
+		r.Modes, err = db.MemoryModes(ctx, s)
+		check("MemoryModes", err)
+		r.Profile, err = db.Profile(ctx, s)
+		check("Profile", err)
+		r.Threads, err = db.Threads(ctx, s)
+		check("Threads", err)
+		r.Mark, err = db.EventsMark(ctx, s.Tenant)
+		check("EventsMark", err)
+		r.Backlog, err = db.readBacklog(ctx, s, 10)
+		check("readBacklog", err)
+		r.Open, err = db.Unfinished(ctx)
+		check("Unfinished", err)
+		_, _, err = db.Checkpointer(s).Load(ctx, "memory/m1")
+		check("checkpoint Load", err)
+		return r
+	}
+	prepared := func() []string {
+		var qs []string
+		db.readStmts.Range(func(k, _ any) bool {
+			qs = append(qs, k.(string))
+			return true
+		})
+		slices.Sort(qs)
+		return qs
+	}
+	first := read()
+	if len(first.Events) != 1 || len(first.Messages) != 1 || first.Message == nil || len(first.Threads) != 1 || first.Mark == 0 {
+		t.Fatalf("the store read back %+v, want the event, message and thread written", first)
+	}
+	after := prepared()
+	// What identifies each read's statement: every part must be in it.
+	for _, parts := range [][]string{
+		{"title_id, value, at, created_at FROM events"}, // Events
+		{"thread_id = ? AND seq > ?"},                   // Messages
+		{"count(*) FROM threads"},                       // Messages: the thread exists
+		{"FROM messages", "AND id = ?"},                 // MessageByID
+		{"FROM preferences p"},
+		{"FROM preference_state"},
+		{"FROM preference_clusters"},
+		{"FROM preference_cluster_members"},
+		{"FROM preference_sources"},
+		{"FROM memory_modes"},
+		{"FROM profiles"},
+		{"id, created_at, updated_at FROM threads"}, // Threads
+		{"max(pk) FROM events"},                     // EventsMark
+		{"FROM backlog", "LIMIT ?"},                 // readBacklog
+		{"FROM river_job"},                          // Unfinished
+		{"FROM graph_checkpoints"},
+	} {
+		if !slices.ContainsFunc(after, func(q string) bool {
+			for _, p := range parts {
+				if !strings.Contains(q, p) {
+					return false
+				}
+			}
+			return true
+		}) {
+			t.Errorf("no statement prepared on the read pool has %q; prepared:\n%s", parts, strings.Join(after, "\n"))
+		}
+	}
+	second := read()
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Errorf("the prepared statements read another result (-first +second):\n%s", diff)
+	}
+	if again := prepared(); !slices.Equal(after, again) {
+		t.Errorf("the same reads prepared %d statements more", len(again)-len(after))
 	}
 }

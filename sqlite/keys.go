@@ -68,7 +68,7 @@ func scanKey(row interface{ Scan(...any) error }, extra ...any) (*memento.APIKey
 // KeyByHash returns the key stored under hash, revoked or not. Errors:
 // ENOTFOUND.
 func (db *DB) KeyByHash(ctx context.Context, hash string) (*memento.APIKey, error) {
-	k, err := scanKey(db.read.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	k, err := scanKey(db.reads().QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memento.Errorf(memento.ENOTFOUND, "no such key")
 	}

@@ -88,7 +88,7 @@ func (db *DB) MessageByID(ctx context.Context, s memento.Scope, id string) (*mem
 	if err != nil {
 		return nil, err
 	}
-	m, err := scanMessage(db.read.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages
+	m, err := scanMessage(db.reads().QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE tenant_id = ? AND user_id = ? AND id = ?`, s.Tenant, s.User, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memento.Errorf(memento.ENOTFOUND, "message %q not found", id)
@@ -386,7 +386,7 @@ func (db *DB) MemoryModes(ctx context.Context, s memento.Scope) (map[string]stri
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT attribute, mode FROM memory_modes WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User)
+	rows, err := db.reads().QueryContext(ctx, `SELECT attribute, mode FROM memory_modes WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User)
 	if err != nil {
 		return nil, fmt.Errorf("read memory modes: %w", err)
 	}

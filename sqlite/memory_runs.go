@@ -20,7 +20,7 @@ func (db *DB) MemoryRun(ctx context.Context, s memento.Scope, message string) (*
 		return nil, err
 	}
 	var report string
-	err = db.read.QueryRowContext(ctx, `SELECT report FROM memory_runs WHERE tenant_id = ? AND user_id = ? AND message_id = ?`,
+	err = db.reads().QueryRowContext(ctx, `SELECT report FROM memory_runs WHERE tenant_id = ? AND user_id = ? AND message_id = ?`,
 		s.Tenant, s.User, message).Scan(&report)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memento.Errorf(memento.ENOTFOUND, "no run over message %q: it was not processed (yet)", message)
@@ -93,7 +93,7 @@ func (db *DB) MemoryProcessed(ctx context.Context, s memento.Scope, message stri
 		return false, err
 	}
 	var n int
-	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM memory_runs WHERE tenant_id = ? AND user_id = ? AND message_id = ?`,
+	if err := db.reads().QueryRowContext(ctx, `SELECT count(*) FROM memory_runs WHERE tenant_id = ? AND user_id = ? AND message_id = ?`,
 		s.Tenant, s.User, message).Scan(&n); err != nil {
 		return false, fmt.Errorf("look up run of %s: %w", message, err)
 	}
@@ -170,7 +170,7 @@ func (c *checkpointer) Load(ctx context.Context, key string) (*graph.Checkpoint,
 	var state, trace string
 	var done int
 	var saved int64
-	err := c.db.read.QueryRowContext(ctx, `SELECT graph, next, state, trace, done, saved_at FROM graph_checkpoints
+	err := c.db.reads().QueryRowContext(ctx, `SELECT graph, next, state, trace, done, saved_at FROM graph_checkpoints
 		WHERE tenant_id = ? AND user_id = ? AND key = ?`, c.s.Tenant, c.s.User, key).
 		Scan(&cp.Graph, &cp.Next, &state, &trace, &done, &saved)
 	if errors.Is(err, sql.ErrNoRows) {

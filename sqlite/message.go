@@ -281,12 +281,12 @@ func (db *DB) Messages(ctx context.Context, s memento.Scope, thread string, afte
 	}
 	var msgs []memento.Message
 	err = db.readTx(ctx, func(tx *sql.Tx) error {
-		if ok, err := threadExists(ctx, tx, s, thread); err != nil {
+		if ok, err := threadExists(ctx, readTxQueries{db, tx}, s, thread); err != nil {
 			return err
 		} else if !ok {
 			return memento.Errorf(memento.ENOTFOUND, "thread %q not found", thread)
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+		rows, err := db.readQuery(ctx, tx, `SELECT `+messageColumns+` FROM messages
 			WHERE tenant_id = ? AND user_id = ? AND thread_id = ? AND seq > ?
 			ORDER BY seq LIMIT ?`, s.Tenant, s.User, thread, afterSeq, limit)
 		if err != nil {
@@ -310,7 +310,9 @@ func (db *DB) Messages(ctx context.Context, s memento.Scope, thread string, afte
 }
 
 // threadExists reports whether the user has the thread.
-func threadExists(ctx context.Context, tx *sql.Tx, s memento.Scope, thread string) (bool, error) {
+func threadExists(ctx context.Context, tx interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, s memento.Scope, thread string) (bool, error) {
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM threads WHERE tenant_id = ? AND user_id = ? AND id = ?`,
 		s.Tenant, s.User, thread).Scan(&n)

@@ -487,7 +487,7 @@ func (db *DB) Preferences(ctx context.Context, s memento.Scope) ([]memento.Prefe
 	if err != nil {
 		return nil, err
 	}
-	return db.queryPreferences(ctx, db.read, `WHERE p.tenant_id = ? AND p.user_id = ?`, s.Tenant, s.User)
+	return db.queryPreferences(ctx, db.reads(), `WHERE p.tenant_id = ? AND p.user_id = ?`, s.Tenant, s.User)
 }
 
 // PatchPreference edits one preference's concept (with its new vector)
@@ -575,7 +575,7 @@ func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.P
 	if err != nil {
 		return v, err
 	}
-	err = db.read.QueryRowContext(ctx, `SELECT version, clustered_version FROM preference_state WHERE tenant_id = ? AND user_id = ?`,
+	err = db.reads().QueryRowContext(ctx, `SELECT version, clustered_version FROM preference_state WHERE tenant_id = ? AND user_id = ?`,
 		s.Tenant, s.User).Scan(&v.Version, &v.Clustered)
 	if err == sql.ErrNoRows {
 		return v, nil
@@ -765,7 +765,7 @@ func (db *DB) PreferenceClusters(ctx context.Context, s memento.Scope) ([]mement
 	}
 	out := []memento.PreferenceCluster{}
 	err = db.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, description, signature, version, created_at FROM preference_clusters
+		rows, err := db.readQuery(ctx, tx, `SELECT id, description, signature, version, created_at FROM preference_clusters
 			WHERE tenant_id = ? AND user_id = ? ORDER BY id`, s.Tenant, s.User)
 		if err != nil {
 			return err
@@ -787,7 +787,7 @@ func (db *DB) PreferenceClusters(ctx context.Context, s memento.Scope) ([]mement
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT m.cluster_id, m.preference_id, p.concept, m.stance
+		rows, err = db.readQuery(ctx, tx, `SELECT m.cluster_id, m.preference_id, p.concept, m.stance
 			FROM preference_cluster_members m
 			JOIN preferences p ON p.tenant_id = m.tenant_id AND p.user_id = m.user_id AND p.id = m.preference_id
 			WHERE m.tenant_id = ? AND m.user_id = ? ORDER BY m.cluster_id, m.position`, s.Tenant, s.User)
@@ -820,7 +820,7 @@ func (db *DB) PreferenceSources(ctx context.Context, s memento.Scope) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT source_id FROM preference_sources
+	rows, err := db.reads().QueryContext(ctx, `SELECT source_id FROM preference_sources
 		WHERE tenant_id = ? AND user_id = ? ORDER BY applied_at, source_id`, s.Tenant, s.User)
 	if err != nil {
 		return nil, fmt.Errorf("list preference sources: %w", err)

@@ -46,7 +46,7 @@ func (db *DB) Profile(ctx context.Context, s memento.Scope) (*memento.Profile, e
 	var p *memento.Profile
 	err = db.readTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		p, err = readProfile(ctx, tx, s)
+		p, err = readProfile(ctx, readTxQueries{db, tx}, s)
 		return err
 	})
 	if err != nil {
@@ -437,7 +437,7 @@ func (db *DB) ProfileModel(ctx context.Context, tenant, name string) (*memento.P
 		tenant = memento.DefaultTenant
 	}
 	m := &memento.ProfileModel{Tenant: tenant, Name: name}
-	err := db.read.QueryRowContext(ctx, `SELECT version, events_mark, data FROM profile_models WHERE tenant_id = ? AND name = ?`,
+	err := db.reads().QueryRowContext(ctx, `SELECT version, events_mark, data FROM profile_models WHERE tenant_id = ? AND name = ?`,
 		tenant, name).Scan(&m.Version, &m.EventsMark, &m.Data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -454,7 +454,7 @@ func (db *DB) ProfileModelVersion(ctx context.Context, tenant, name string) (int
 		tenant = memento.DefaultTenant
 	}
 	var v int64
-	err := db.read.QueryRowContext(ctx, `SELECT version FROM profile_models WHERE tenant_id = ? AND name = ?`,
+	err := db.reads().QueryRowContext(ctx, `SELECT version FROM profile_models WHERE tenant_id = ? AND name = ?`,
 		tenant, name).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
@@ -508,7 +508,7 @@ func (db *DB) EventsMark(ctx context.Context, tenant string) (int64, error) {
 		tenant = memento.DefaultTenant
 	}
 	var mark sql.NullInt64
-	if err := db.read.QueryRowContext(ctx, `SELECT max(pk) FROM events WHERE tenant_id = ?`, tenant).Scan(&mark); err != nil {
+	if err := db.reads().QueryRowContext(ctx, `SELECT max(pk) FROM events WHERE tenant_id = ?`, tenant).Scan(&mark); err != nil {
 		return 0, fmt.Errorf("events mark of %s: %w", tenant, err)
 	}
 	return mark.Int64, nil

@@ -582,7 +582,7 @@ func retryableJobIDs(ctx context.Context, tx *sql.Tx, ids []int64) ([]int64, err
 // index on state, and the jobs of the users' backlogs.
 func (db *DB) Unfinished(ctx context.Context) (int, error) {
 	var n int
-	err := db.read.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM river_job
+	err := db.reads().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM river_job
 			WHERE state IN ('available', 'scheduled', 'pending', 'retryable', 'running'))
 		+ (SELECT count(*) FROM backlog)`).Scan(&n)
 	if err != nil {

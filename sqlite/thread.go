@@ -174,7 +174,7 @@ func (db *DB) Answers(ctx context.Context, s memento.Scope, thread string, limit
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT id, seq, answer FROM (
+	rows, err := db.reads().QueryContext(ctx, `SELECT id, seq, answer FROM (
 			SELECT m.id, m.seq, a.answer FROM turn_answers a JOIN messages m ON m.pk = a.message_pk
 			WHERE m.tenant_id = ? AND m.user_id = ? AND m.thread_id = ?
 			ORDER BY m.seq DESC LIMIT ?)
@@ -206,7 +206,7 @@ func (db *DB) Threads(ctx context.Context, s memento.Scope) ([]memento.Thread, e
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT id, created_at, updated_at FROM threads
+	rows, err := db.reads().QueryContext(ctx, `SELECT id, created_at, updated_at FROM threads
 		WHERE tenant_id = ? AND user_id = ? ORDER BY updated_at DESC, id`, s.Tenant, s.User)
 	if err != nil {
 		return nil, fmt.Errorf("list threads: %w", err)
@@ -254,7 +254,7 @@ func (db *DB) AppendSummary(ctx context.Context, s memento.Scope, sum memento.Su
 	}
 	sum.CreatedAt = db.now()
 	err = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if ok, err := threadExists(ctx, tx, s, sum.Thread); err != nil {
+		if ok, err := threadExists(ctx, db.prepared(tx), s, sum.Thread); err != nil {
 			return err
 		} else if !ok {
 			return memento.Errorf(memento.ENOTFOUND, "thread %q not found", sum.Thread)
@@ -313,7 +313,7 @@ func (db *DB) Summaries(ctx context.Context, s memento.Scope, thread string) ([]
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+summaryColumns+` FROM summaries
+	rows, err := db.reads().QueryContext(ctx, `SELECT `+summaryColumns+` FROM summaries
 		WHERE tenant_id = ? AND user_id = ? AND thread_id = ? ORDER BY id`, s.Tenant, s.User, thread)
 	if err != nil {
 		return nil, fmt.Errorf("list summaries of thread %s: %w", thread, err)
