@@ -240,6 +240,8 @@ type DB struct {
 	// for the recall path (memory_recall.go), which would otherwise spend
 	// a fifth of its time parsing.
 	readStmts sync.Map
+	// kept counts what the connections' statement caches ran (stmtconn.go).
+	kept keptStats
 	// unprepared notes the queries read transactions ran unprepared, for
 	// readTx to prepare after the transaction (memory_recall.go txStmt).
 	unprepared sync.Map
@@ -274,7 +276,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 
 	var err error
 	db.syncLevels = newSyncLevels(db.opts.Synchronous, memory)
-	db.write, err = sql.Open("sqlite", db.dsn(true, memory))
+	db.write, err = openCached(db.dsn(true, memory), &db.kept)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -306,7 +308,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if memory {
 		db.read = db.write
 	} else {
-		db.read, err = sql.Open("sqlite", db.dsn(false, false))
+		db.read, err = openCached(db.dsn(false, false), &db.kept)
 		if err != nil {
 			db.Close()
 			return nil, fmt.Errorf("open %s for reading: %w", path, err)
