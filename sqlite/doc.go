@@ -69,6 +69,12 @@
 // Writer settings below). A third connection of its own serves the
 // background checkpointer.
 //
+// The writer's and readers' connections keep the statements they run
+// often (stmtconn.go): a SELECT, INSERT, UPDATE, DELETE, REPLACE or WITH
+// text run twice on a connection is kept prepared there, up to 256, so
+// River's queries and the queries run as text are not parsed again on
+// every call. PRAGMAs are always parsed anew.
+//
 // # Group commit
 //
 // An fsynced COMMIT (its pages written to the log, then an fsync) costs
