@@ -3,9 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/memento-ai/memento"
 )
 
 func openCachedTest(t *testing.T) (*sql.DB, *keptStats) {
@@ -173,5 +176,34 @@ func TestKeptStatementsUnderConcurrency(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestStoreKeepsStatements checks that the store's own connections keep
+// the statements run as text, River's inserts of jobs among them, and
+// that the jobs are all there.
+func TestStoreKeepsStatements(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	for i := range 5 {
+		msg := []memento.Message{{ID: fmt.Sprint("m", i), Role: memento.RoleUser, Text: "hello"}}
+		jobs := func(memento.Message) []memento.JobRequest {
+			return []memento.JobRequest{{Kind: "probe", Payload: []byte(`{}`)}}
+		}
+		if _, err := db.AppendMessages(ctx, s, "t1", msg, jobs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if db.kept.kept.Load() == 0 || db.kept.hits.Load() == 0 {
+		t.Errorf("the store's connections kept %d statements and ran %d calls from them, want some of each",
+			db.kept.kept.Load(), db.kept.hits.Load())
+	}
+	n, err := db.Unfinished(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 {
+		t.Errorf("%d jobs unfinished, want the 5 appended", n)
 	}
 }
