@@ -128,3 +128,30 @@ func (s WriterStats) Sub(o WriterStats) WriterStats {
 		UnsyncedCommits: s.UnsyncedCommits - o.UnsyncedCommits,
 		LogSyncs:        s.LogSyncs - o.LogSyncs, LogSyncSeconds: s.LogSyncSeconds - o.LogSyncSeconds}
 }
+
+// WriteTimes is where a write's time went, for a caller that asks
+// (WithWriteTimes): Waited from the call until the store's writer began
+// the write (behind the writes it was running), Wrote from then until the
+// write was committed (its own statements, the others of its group commit
+// and the commit), Synced from then until the write was on disk (a sync
+// of the log after the commit, when the store syncs that way). A store
+// that does not measure a phase leaves it 0. SQLite fills it for the
+// writes that go through its group commit (AppendMessages among them).
+type WriteTimes struct {
+	Waited, Wrote, Synced time.Duration
+}
+
+type writeTimesKey struct{}
+
+// WithWriteTimes returns ctx carrying t: the store's writes made with the
+// returned context record their timings in t. One t serves one write at a
+// time.
+func WithWriteTimes(ctx context.Context, t *WriteTimes) context.Context {
+	return context.WithValue(ctx, writeTimesKey{}, t)
+}
+
+// WriteTimesFrom returns the WriteTimes ctx carries, or nil.
+func WriteTimesFrom(ctx context.Context) *WriteTimes {
+	t, _ := ctx.Value(writeTimesKey{}).(*WriteTimes)
+	return t
+}

@@ -241,6 +241,11 @@ type RateResult struct {
 	// Writer is what the store's one writer did from the first append
 	// until every job ended (SQLite).
 	Writer *WriterUse `json:"writer,omitempty"`
+	// AckPhases is where the acknowledgements' time went, where the
+	// store measures it (SQLite); Scheduling the Go scheduler's latency
+	// from the first append until every job ended.
+	AckPhases  *AckPhases  `json:"ackPhases,omitempty"`
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
 }
 
 // Scale says what the store held.
@@ -856,10 +861,11 @@ func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, tag string
 	}
 	ids := make([]string, n)
 	ackMs := make([]float64, n)
+	times := make([]memento.WriteTimes, n)
 	var next atomic.Int64
 	var lastAck atomic.Int64
 	errs := make(chan error, rateClients)
-	wstart := readWriter(d.DB)
+	wstart, sched := readWriter(d.DB), readSched()
 	start := time.Now().Add(10 * time.Millisecond)
 	var wg sync.WaitGroup
 	for range rateClients {
@@ -882,7 +888,7 @@ func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, tag string
 					jobs = func(m memento.Message) []memento.JobRequest { return d.MessageJobs(s, thread, m) }
 				}
 				sent := time.Now()
-				if _, err := d.DB.AppendMessages(ctx, s, thread, []memento.Message{m}, jobs); err != nil {
+				if _, err := d.DB.AppendMessages(memento.WithWriteTimes(ctx, &times[i]), s, thread, []memento.Message{m}, jobs); err != nil {
 					errs <- fmt.Errorf("queue ingest at a rate: %w", err)
 					return
 				}
@@ -919,6 +925,8 @@ func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, tag string
 		Lag:            summarise(lags),
 		Unseen:         unseen,
 		Writer:         writerUse(d.DB, wstart, end.Sub(start).Seconds()),
+		AckPhases:      ackPhases(times, ackMs),
+		Scheduling:     sched.since(),
 	}, nil
 }
 

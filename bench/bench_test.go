@@ -145,6 +145,19 @@ func TestRunTiny(t *testing.T) {
 		q.IngestAck.Samples != 60 || q.AchievedPerSec <= 0 || q.AchievedPerSec > 80 || q.Seconds < 0.9 || q.DrainSeconds < 0 || q.DrainSeconds > q.Seconds {
 		t.Errorf("queue at a rate = %+v; want 60 messages at about 60 a second, each acknowledged and seen remembered", q)
 	}
+	// SQLite measures where each acknowledgement's time went; the
+	// phases fit inside the acknowledgements.
+	if q := res.QueueAtRate; q != nil {
+		p := q.AckPhases
+		if p == nil || p.Waited.Samples != 60 || p.Wrote.Samples != 60 || p.Synced.Samples != 60 || p.Wrote.MaxMs <= 0 ||
+			p.Slowest.Samples != 1 || p.Slowest.TotalMs != q.IngestAck.MaxMs ||
+			p.Slowest.WaitedMs+p.Slowest.WroteMs+p.Slowest.SyncedMs > p.Slowest.TotalMs+0.01 {
+			t.Errorf("acknowledgement phases = %+v; want all 60, the slowest the longest acknowledgement (%v ms) and its phases within it", p, q.IngestAck.MaxMs)
+		}
+		if sc := q.Scheduling; sc == nil || sc.Wakeups == 0 || sc.P99Ms < sc.P50Ms || sc.P999Ms < sc.P99Ms {
+			t.Errorf("scheduling = %+v; want the scheduler's latency over the stream", sc)
+		}
+	}
 	if res.DBSCAN.Vectors != 300 || res.DBSCAN.Clusters+res.DBSCAN.Noise == 0 {
 		t.Errorf("dbscan = %+v", res.DBSCAN)
 	}

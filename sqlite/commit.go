@@ -65,6 +65,11 @@ type commitRequest struct {
 	// that holds the write when its caller must wait for a sync of the
 	// log after it (logsync.go); 0 when the commit waited itself.
 	syncAfter int64
+	// times, when the caller asked for them (memento.WithWriteTimes),
+	// and started, when the committer began the request, are for the
+	// caller's record of where the write's time went.
+	times   *memento.WriteTimes
+	started time.Time
 }
 
 // committer runs the group commits of one DB on its writer pool.
@@ -180,7 +185,12 @@ func (db *DB) commitTx(ctx context.Context, prio int, fn func(ctx context.Contex
 		return err
 	}
 	foreground(ctx)
-	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: db.syncLevels.switches() && jobctx.Is(ctx)}
+	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: db.syncLevels.switches() && jobctx.Is(ctx),
+		times: memento.WriteTimesFrom(ctx)}
+	var sent time.Time
+	if r.times != nil {
+		sent = time.Now()
+	}
 	c := db.commits
 	c.mu.RLock()
 	if c.closed {
@@ -201,15 +211,31 @@ func (db *DB) commitTx(ctx context.Context, prio int, fn func(ctx context.Contex
 		return ctx.Err()
 	}
 	c.mu.RUnlock()
+	var err error
 	select {
-	case err := <-r.done:
-		return db.synced(r, err)
+	case err = <-r.done:
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(reqQueued, reqWithdrawn) {
 			return ctx.Err()
 		}
-		return db.synced(r, <-r.done) // running: its batch ends soon
+		err = <-r.done // running: its batch ends soon
 	}
+	if r.times == nil {
+		return db.synced(r, err)
+	}
+	answered := time.Now()
+	err = db.synced(r, err)
+	recordWriteTimes(r.times, sent, r.started, answered, time.Now())
+	return err
+}
+
+// recordWriteTimes fills t from the moments a write was sent to the
+// committer, started (zero if it never was), answered and synced.
+func recordWriteTimes(t *memento.WriteTimes, sent, started, answered, synced time.Time) {
+	if started.IsZero() {
+		started = answered // never begun: it waited throughout
+	}
+	*t = memento.WriteTimes{Waited: started.Sub(sent), Wrote: answered.Sub(started), Synced: synced.Sub(answered)}
 }
 
 // synced returns a request's answer err once its write is on disk: at
@@ -517,6 +543,9 @@ func (r *commitRequest) start() bool {
 			r.done <- err
 		}
 		return false
+	}
+	if r.times != nil {
+		r.started = time.Now()
 	}
 	return r.state.CompareAndSwap(reqQueued, reqStarted)
 }

@@ -411,3 +411,59 @@ func TestCoalescedJobs(t *testing.T) {
 		t.Fatalf("%d plain jobs (%v), want 3", n, err)
 	}
 }
+
+// TestWriteTimes checks that a write asked for its timings
+// (memento.WithWriteTimes) reports the wait behind the write the
+// committer was running, its own commit and the sync of the log after it.
+func TestWriteTimes(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{})
+	db.ftsMerge.close()
+	s := memento.Scope{User: "u"}
+	running, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		err := db.groupTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+			close(running)
+			<-release
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	<-running
+	var times memento.WriteTimes
+	done := make(chan time.Duration)
+	go func() {
+		start := time.Now()
+		ctx := memento.WithWriteTimes(context.Background(), &times)
+		if _, err := db.AppendMessages(ctx, s, "t", []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "hello"}}, nil); err != nil {
+			t.Error(err)
+		}
+		done <- time.Since(start)
+	}()
+	waitFor(t, "the append to queue", func() bool { return len(db.commits.urgent) == 1 })
+	const held = 20 * time.Millisecond
+	time.Sleep(held)
+	close(release)
+	total := <-done
+	if times.Waited < held {
+		t.Errorf("waited %v behind a write that held the writer for %v", times.Waited, held)
+	}
+	if times.Wrote <= 0 || times.Synced <= 0 {
+		t.Errorf("wrote %v, synced %v: want both measured", times.Wrote, times.Synced)
+	}
+	if sum := times.Waited + times.Wrote + times.Synced; sum > total {
+		t.Errorf("the phases add up to %v, more than the call's %v", sum, total)
+	}
+
+	// Without the context nothing is recorded, and a later write does not
+	// touch the earlier record.
+	before := times
+	if _, err := db.AppendMessages(context.Background(), s, "t", []memento.Message{{ID: "m2", Role: memento.RoleUser, Text: "again"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if times != before {
+		t.Errorf("a write without the context changed the record: %+v, was %+v", times, before)
+	}
+}

@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"runtime/metrics"
+	"slices"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// AckPhases splits the acknowledgements of a stream into where their time
+// went, as the store measured it (memento.WriteTimes; SQLite): Waited
+// behind the writes its one writer was running, Wrote in the group commit
+// that held the append (its statements, the others' and the commit),
+// Synced for the sync of the log after that commit. Slowest is the mean
+// of each phase over the slowest 1 % of acknowledgements, which is what
+// the p99 is made of.
+type AckPhases struct {
+	Waited  Latency     `json:"waited"`
+	Wrote   Latency     `json:"wrote"`
+	Synced  Latency     `json:"synced"`
+	Slowest SlowestAcks `json:"slowest"`
+}
+
+// SlowestAcks is the mean of each phase over the slowest acknowledgements.
+type SlowestAcks struct {
+	Samples  int     `json:"samples"`
+	TotalMs  float64 `json:"totalMs"`
+	WaitedMs float64 `json:"waitedMs"`
+	WroteMs  float64 `json:"wroteMs"`
+	SyncedMs float64 `json:"syncedMs"`
+}
+
+// ackPhases summarises the timings of acknowledgements whose calls took
+// ackMs; nil when the store measured none.
+func ackPhases(times []memento.WriteTimes, ackMs []float64) *AckPhases {
+	var waited, wrote, synced []float64
+	var order []int
+	for i, t := range times {
+		if t == (memento.WriteTimes{}) {
+			continue
+		}
+		waited, wrote, synced = append(waited, millis(t.Waited)), append(wrote, millis(t.Wrote)), append(synced, millis(t.Synced))
+		order = append(order, i)
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	p := &AckPhases{Waited: summarise(waited), Wrote: summarise(wrote), Synced: summarise(synced)}
+	slices.SortFunc(order, func(a, b int) int { return -cmpFloat(ackMs[a], ackMs[b]) })
+	slow := order[:max(1, len(order)/100)]
+	s := SlowestAcks{Samples: len(slow)}
+	for _, i := range slow {
+		s.TotalMs += ackMs[i]
+		s.WaitedMs += millis(times[i].Waited)
+		s.WroteMs += millis(times[i].Wrote)
+		s.SyncedMs += millis(times[i].Synced)
+	}
+	n := float64(len(slow))
+	s.TotalMs, s.WaitedMs, s.WroteMs, s.SyncedMs = round3(s.TotalMs/n), round3(s.WaitedMs/n), round3(s.WroteMs/n), round3(s.SyncedMs/n)
+	p.Slowest = s
+	return p
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Scheduling is the Go scheduler's latency over a span: how long
+// goroutines made runnable (a write answered, a request arrived) waited
+// for a processor, from runtime/metrics' /sched/latencies:seconds. The
+// quantiles are the upper bounds of the histogram's buckets. On a
+// machine whose processors the background keeps busy, every handover
+// on an acknowledgement's path pays this wait.
+type Scheduling struct {
+	Wakeups uint64  `json:"wakeups"`
+	P50Ms   float64 `json:"p50Ms"`
+	P99Ms   float64 `json:"p99Ms"`
+	P999Ms  float64 `json:"p999Ms"`
+}
+
+// schedReading is a reading of the scheduler's latency histogram.
+type schedReading struct {
+	counts  []uint64
+	buckets []float64
+}
+
+const schedMetric = "/sched/latencies:seconds"
+
+// readSched reads the scheduler's latency histogram.
+func readSched() schedReading {
+	s := []metrics.Sample{{Name: schedMetric}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return schedReading{}
+	}
+	h := s[0].Value.Float64Histogram()
+	return schedReading{counts: slices.Clone(h.Counts), buckets: h.Buckets}
+}
+
+// since returns the scheduler's latency between the reading before and
+// now; nil when the runtime does not report it.
+func (before schedReading) since() *Scheduling {
+	now := readSched()
+	if len(now.counts) == 0 || len(before.counts) != len(now.counts) {
+		return nil
+	}
+	counts := make([]uint64, len(now.counts))
+	var total uint64
+	for i := range counts {
+		counts[i] = now.counts[i] - before.counts[i]
+		total += counts[i]
+	}
+	if total == 0 {
+		return nil
+	}
+	quantile := func(p float64) float64 {
+		want := uint64(p*float64(total) + 0.5)
+		var seen uint64
+		for i, c := range counts {
+			seen += c
+			if seen >= max(want, 1) {
+				return round3(min(now.buckets[i+1], float64(time.Hour/time.Second)) * 1e3)
+			}
+		}
+		return 0
+	}
+	return &Scheduling{Wakeups: total, P50Ms: quantile(0.5), P99Ms: quantile(0.99), P999Ms: quantile(0.999)}
+}
