@@ -119,6 +119,11 @@ type WriterStats struct {
 	// waited on: commits that ended while one ran share the next.
 	LogSyncs       int64   `json:"logSyncs"`
 	LogSyncSeconds float64 `json:"logSyncSeconds"`
+	// Checkpoints counts the checkpoints the writer ran itself, between
+	// two transactions, to let the log start over (every write waits
+	// meanwhile), and CheckpointSeconds the time they took.
+	Checkpoints       int64   `json:"checkpoints"`
+	CheckpointSeconds float64 `json:"checkpointSeconds"`
 }
 
 // Sub returns the difference s - o: what was written between two readings.
@@ -126,7 +131,8 @@ func (s WriterStats) Sub(o WriterStats) WriterStats {
 	return WriterStats{Commits: s.Commits - o.Commits, Writes: s.Writes - o.Writes,
 		BusySeconds: s.BusySeconds - o.BusySeconds, SyncSeconds: s.SyncSeconds - o.SyncSeconds,
 		UnsyncedCommits: s.UnsyncedCommits - o.UnsyncedCommits,
-		LogSyncs:        s.LogSyncs - o.LogSyncs, LogSyncSeconds: s.LogSyncSeconds - o.LogSyncSeconds}
+		LogSyncs:        s.LogSyncs - o.LogSyncs, LogSyncSeconds: s.LogSyncSeconds - o.LogSyncSeconds,
+		Checkpoints: s.Checkpoints - o.Checkpoints, CheckpointSeconds: s.CheckpointSeconds - o.CheckpointSeconds}
 }
 
 // WriteTimes is where a write's time went, for a caller that asks

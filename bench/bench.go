@@ -763,6 +763,10 @@ type WriterUse struct {
 	UnsyncedCommits int64   `json:"unsyncedCommits"`
 	LogSyncs        int64   `json:"logSyncs"`
 	LogSyncShare    float64 `json:"logSyncShare"`
+	// Checkpoints are those the writer ran itself, and CheckpointShare
+	// the share of the wall time they held it.
+	Checkpoints     int64   `json:"checkpoints"`
+	CheckpointShare float64 `json:"checkpointShare"`
 }
 
 // writerStats is a store with one writer.
@@ -779,7 +783,7 @@ func writerUse(db any, before memento.WriterStats, secs float64) *WriterUse {
 	}
 	d := w.WriterStats().Sub(before)
 	u := &WriterUse{BusyShare: round3(d.BusySeconds / secs), SyncShare: round3(d.SyncSeconds / secs), Commits: d.Commits, Writes: d.Writes, UnsyncedCommits: d.UnsyncedCommits,
-		LogSyncs: d.LogSyncs, LogSyncShare: round3(d.LogSyncSeconds / secs)}
+		LogSyncs: d.LogSyncs, LogSyncShare: round3(d.LogSyncSeconds / secs), Checkpoints: d.Checkpoints, CheckpointShare: round3(d.CheckpointSeconds / secs)}
 	if d.Commits > 0 {
 		u.WritesPerCommit = round3(float64(d.Writes) / float64(d.Commits))
 	}

@@ -143,6 +143,9 @@ func TestWriterBoundsTheLog(t *testing.T) {
 	if db.ckpt.bounds.Load() == 0 {
 		t.Error("the writer never checkpointed")
 	}
+	if st := db.WriterStats(); st.Checkpoints != db.ckpt.bounds.Load() || st.CheckpointSeconds <= 0 {
+		t.Errorf("writer stats: %d checkpoints in %v s, want the writer's %d and their time", st.Checkpoints, st.CheckpointSeconds, db.ckpt.bounds.Load())
+	}
 	// One append writes a handful of pages; without the bound the log
 	// would hold all of them, several hundred.
 	if limit := uint32(checkpointBound*pages + 50); most > limit {
@@ -216,5 +219,55 @@ func TestBulkWritesRestartTheLog(t *testing.T) {
 	}
 	if got := pragmaInt(t, db, "cache_size"); got != writerCacheSize {
 		t.Errorf("the writer's cache_size is %d after a bulk write, want %d", got, writerCacheSize)
+	}
+}
+
+// TestWriterCheckpointsOnlyARemainder: past the log's bound the writer
+// checkpoints (and every write waits for it) only once the checkpointer
+// has left it little to copy, unless the checkpointer has stopped or the
+// log has grown to twice its bound.
+func TestWriterCheckpointsOnlyARemainder(t *testing.T) {
+	t.Parallel()
+	c := &walCheckpointer{pages: 1000}
+	bound := uint32(checkpointBound * 1000)
+	for _, tc := range []struct {
+		name           string
+		frames, copied uint32
+		alive, want    bool
+	}{
+		{"within the bound", bound - 1, 0, true, false},
+		{"past the bound, all copied", bound + 10, bound + 10, true, false},
+		{"past the bound, much left", bound + 10, bound - 900, true, false},
+		{"past the bound, a remainder", bound + 10, bound - 100, true, true},
+		{"much left, no checkpointer", bound + 10, bound - 900, false, true},
+		{"much left at twice the bound", 2 * bound, bound, true, true},
+	} {
+		h := walIndex{frames: tc.frames, backfill: tc.copied}
+		if got := c.writerDue(h, tc.alive); got != tc.want {
+			t.Errorf("%s (%d frames, %d copied, checkpointer running %t): writer checkpoints %t, want %t", tc.name, tc.frames, tc.copied, tc.alive, got, tc.want)
+		}
+	}
+}
+
+// TestCheckpointerCopiesPastTheBound: with the checkpointer running and
+// the writer leaving large remainders to it, steady writes still keep
+// the log near its bound.
+func TestCheckpointerCopiesPastTheBound(t *testing.T) {
+	t.Parallel()
+	const pages = 16
+	db := openInternal(t, Options{CheckpointPages: pages, CheckpointIdle: time.Hour})
+	most := uint32(0)
+	for range 400 {
+		appendN(t, db, 1)
+		if h, ok := readWALIndex(db.ckpt.shm); ok {
+			most = max(most, h.frames)
+		}
+	}
+	t.Logf("the log held at most %d frames; the writer checkpointed %d times, the checkpointer %d", most, db.ckpt.bounds.Load(), db.ckpt.passives.Load())
+	if db.ckpt.bounds.Load() == 0 {
+		t.Error("the log never restarted: the writer never checkpointed")
+	}
+	if limit := uint32(2*checkpointBound*pages + 50); most > limit {
+		t.Errorf("the log grew to %d frames; want at most %d", most, limit)
 	}
 }

@@ -528,6 +528,9 @@ func (db *DB) WriterStats() memento.WriterStats {
 	if l := c.logSync; l != nil {
 		st.LogSyncs, st.LogSyncSeconds = l.syncs.Load(), time.Duration(l.syncing.Load()).Seconds()
 	}
+	if k := db.ckpt; k != nil {
+		st.Checkpoints, st.CheckpointSeconds = k.bounds.Load(), time.Duration(k.bounding.Load()).Seconds()
+	}
 	return st
 }
 

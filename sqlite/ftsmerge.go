@@ -21,7 +21,7 @@ import (
 // waited behind it. Migration 0015 turns automerge off and the merger
 // below does the work instead: while the store is written it asks each
 // index to merge a bounded amount ('merge', ftsMergePages pages of
-// about a kilobyte), as a background write of its own, which the
+// about a kilobyte), each as a background write of its own, which the
 // committer runs after the writes somebody waits on and without waiting
 // for the disk (durability.go). It asks again at once while an index
 // still had work, and rests when none has. Should the merger fall
@@ -106,14 +106,16 @@ func (m *ftsMerger) loop() {
 	}
 }
 
-// mergeOnce asks each index for one bounded merge, in one background
-// write, and reports whether any of them merged something.
+// mergeOnce asks each index for one bounded merge, each in a background
+// write of its own (a write that merged both held the writer twice as
+// long, and every acknowledgement that arrived meanwhile waited for it),
+// and reports whether any of them merged something.
 func (m *ftsMerger) mergeOnce() (bool, error) {
 	ctx := jobctx.With(context.Background())
-	var worked bool
-	err := m.db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		worked = false
-		for _, index := range ftsIndexes {
+	var merged bool
+	for _, index := range ftsIndexes {
+		var worked bool
+		err := m.db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			var before, after int64
 			if err := tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&before); err != nil {
 				return err
@@ -124,14 +126,16 @@ func (m *ftsMerger) mergeOnce() (bool, error) {
 			if err := tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&after); err != nil {
 				return err
 			}
-			if after > before+1 {
-				worked = true
-			}
+			worked = after > before+1
+			return nil
+		})
+		if err != nil {
+			return merged, err
 		}
-		return nil
-	})
-	if worked {
+		merged = merged || worked
+	}
+	if merged {
 		m.merges.Add(1)
 	}
-	return worked, err
+	return merged, nil
 }
