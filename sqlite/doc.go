@@ -153,8 +153,12 @@
 // long as writes keep coming, the writer itself runs a PASSIVE checkpoint
 // before its next transaction once the log holds ten times
 // CheckpointPages (40 MB) with frames still to copy; its next transaction
-// then restarts the log. That puts one small checkpoint on the commit path
-// per 40 MB of log instead of a full one per 4 MB. A negative
+// then restarts the log. Past that bound the checkpointer copies the log
+// at each poll, and the writer waits until an eighth of CheckpointPages
+// or less is left to copy (or the log reaches twice the bound, or the
+// checkpointer has stopped), since every write waits while the writer
+// checkpoints. That puts one small checkpoint on the commit path per 40
+// MB of log instead of a full one per 4 MB. A negative
 // CheckpointPages restores SQLite's automatic checkpoints, for comparison.
 //
 // BenchmarkAppendToLargeStore appends single messages with three jobs to
