@@ -121,7 +121,9 @@ type WriterStats struct {
 	LogSyncSeconds float64 `json:"logSyncSeconds"`
 	// Checkpoints counts the checkpoints the writer ran itself, between
 	// two transactions, to let the log start over (every write waits
-	// meanwhile), and CheckpointSeconds the time they took.
+	// meanwhile; those that found another checkpoint running, and
+	// returned at once, count too), and CheckpointSeconds the time they
+	// took.
 	Checkpoints       int64   `json:"checkpoints"`
 	CheckpointSeconds float64 `json:"checkpointSeconds"`
 }
