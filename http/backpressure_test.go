@@ -109,10 +109,42 @@ func TestBackpressureReadsTheLagOnceASecond(t *testing.T) {
 		s.Lag, s.MaxLag = lag, time.Minute
 		s.Routes = append(s.Routes, mhttp.RegisterMemory(mhttp.MemoryRoutes{Store: db}))
 	})
+	appendAtOnce(t, ts.URL, 20)
+	lag.mu.Lock()
+	defer lag.mu.Unlock()
+	if lag.reads > 2 {
+		t.Errorf("20 appends within a second read the lag %d times, want at most 2", lag.reads)
+	}
+}
+
+// Appends made at once each record their write's phases in /metrics.
+func TestAppendWritePhasesInMetrics(t *testing.T) {
+	db := enginetest.Open(t)
+	ts := testServer(t, func(s *mhttp.Server) {
+		s.Routes = append(s.Routes, mhttp.RegisterMemory(mhttp.MemoryRoutes{Store: db}))
+	})
+	appendAtOnce(t, ts.URL, 20)
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, phase := range []string{"waited", "wrote", "synced"} {
+		if want := `memento_append_write_seconds_count{phase="` + phase + `"} 20`; !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// appendAtOnce posts n different messages to one thread at once, each
+// expected to be accepted.
+func appendAtOnce(t *testing.T, base string, n int) {
+	t.Helper()
 	var wg sync.WaitGroup
-	for i := range 20 {
+	for i := range n {
 		wg.Go(func() {
-			req, _ := http.NewRequest("POST", ts.URL+"/v1/users/ann/threads/t1/messages", strings.NewReader(`{"role":"user","text":"hi `+string(rune('a'+i))+`"}`))
+			req, _ := http.NewRequest("POST", base+"/v1/users/ann/threads/t1/messages", strings.NewReader(`{"role":"user","text":"hi `+string(rune('a'+i))+`"}`))
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -126,9 +158,4 @@ func TestBackpressureReadsTheLagOnceASecond(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	lag.mu.Lock()
-	defer lag.mu.Unlock()
-	if lag.reads > 2 {
-		t.Errorf("20 appends within a second read the lag %d times, want at most 2", lag.reads)
-	}
 }

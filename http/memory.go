@@ -223,10 +223,12 @@ func RegisterMemory(d MemoryRoutes) func(api huma.API, s *Server) {
 			if d.JobsFor != nil {
 				jobs = func(m memento.Message) []memento.JobRequest { return d.JobsFor(sc, in.Thread, m) }
 			}
-			res, err := d.Store.AppendMessages(ctx, sc, in.Thread, msgs, jobs)
+			var times memento.WriteTimes
+			res, err := d.Store.AppendMessages(memento.WithWriteTimes(ctx, &times), sc, in.Thread, msgs, jobs)
 			if err != nil {
 				return nil, err
 			}
+			s.observeWrite(times)
 			return &appendOutput{Status: http.StatusAccepted, Body: AppendOutput{Messages: nonNilSlice(res.Messages), Inserted: res.Inserted, Duplicates: res.Duplicates}}, nil
 		}))
 		describeBody(api, "/v1/users/{user}/threads/{thread}/messages", reflect.TypeFor[MessageIn](), true)

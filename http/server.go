@@ -105,7 +105,10 @@ type Server struct {
 	server   *http.Server
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	conns    prometheus.Gauge
+	// appendWrite is where appends' writes spent their time in the
+	// store, by phase (memento.WriteTimes), for stores that measure it.
+	appendWrite *prometheus.HistogramVec
+	conns       prometheus.Gauge
 }
 
 // Handler builds the routes and returns the server's handler, without
@@ -143,7 +146,12 @@ func (s *Server) build() {
 	s.conns = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "memento_http_open_connections", Help: "HTTP connections open now (at most the connection cap).",
 	})
-	s.Registry.MustRegister(s.requests, s.latency, s.conns)
+	s.appendWrite = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "memento_append_write_seconds",
+		Help:    "Where an append's write spent its time in the store, by phase: waited (for the store's one writer to take it), wrote (its group commit), synced (the log's sync after the commit). SQLite only.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+	}, []string{"phase"})
+	s.Registry.MustRegister(s.requests, s.latency, s.conns, s.appendWrite)
 	s.guard = newGuard(s)
 	if s.Lag != nil {
 		s.lag = &lagCache{src: s.Lag}
@@ -356,4 +364,15 @@ func (s *Server) registerHealth() {
 		}
 		return out, nil
 	})
+}
+
+// observeWrite records the phases of an append's write, when the store
+// measured them.
+func (s *Server) observeWrite(t memento.WriteTimes) {
+	if t == (memento.WriteTimes{}) {
+		return
+	}
+	s.appendWrite.WithLabelValues("waited").Observe(t.Waited.Seconds())
+	s.appendWrite.WithLabelValues("wrote").Observe(t.Wrote.Seconds())
+	s.appendWrite.WithLabelValues("synced").Observe(t.Synced.Seconds())
 }
