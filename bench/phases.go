@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"runtime/metrics"
 	"slices"
 	"time"
@@ -47,7 +48,7 @@ func ackPhases(times []memento.WriteTimes, ackMs []float64) *AckPhases {
 		return nil
 	}
 	p := &AckPhases{Waited: summarise(waited), Wrote: summarise(wrote), Synced: summarise(synced)}
-	slices.SortFunc(order, func(a, b int) int { return -cmpFloat(ackMs[a], ackMs[b]) })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(ackMs[b], ackMs[a]) })
 	slow := order[:max(1, len(order)/100)]
 	s := SlowestAcks{Samples: len(slow)}
 	for _, i := range slow {
@@ -60,16 +61,6 @@ func ackPhases(times []memento.WriteTimes, ackMs []float64) *AckPhases {
 	s.TotalMs, s.WaitedMs, s.WroteMs, s.SyncedMs = round3(s.TotalMs/n), round3(s.WaitedMs/n), round3(s.WroteMs/n), round3(s.SyncedMs/n)
 	p.Slowest = s
 	return p
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Scheduling is the Go scheduler's latency over a span: how long
