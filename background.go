@@ -42,7 +42,9 @@ func IsBackground(ctx context.Context) bool {
 // the jobs (forming memories with the offline model, learning the
 // profiles and the co-occurrence model) take one of its processors with
 // Compute while they run. Waits (for the store's writer, for a model
-// server) hold none.
+// server) hold none. A gate can also run that work at a lower priority
+// of the operating system's (LowerPriority, priority.go), which the
+// kernel enforces where Go's scheduler cannot.
 
 // ProcessorGate is a number of processors that background work computes
 // on.
@@ -53,6 +55,9 @@ type ProcessorGate struct {
 	// when one is given back.
 	inUse int
 	freed chan struct{}
+	// prio, when set (LowerPriority), is the operating-system priority
+	// the work computes at.
+	prio *threadPriority
 }
 
 // NewProcessorGate returns a gate of n processors (at least one): n while
@@ -170,9 +175,12 @@ func ProcessorGateOf(ctx context.Context) *ProcessorGate {
 // Compute waits for a processor of the gate ctx carries, for background
 // work (IsBackground), and returns a context that holds it (work under
 // it, goroutines it starts included, takes no other) and the function
-// that gives it back; call it once. Work someone waits for, work under no
-// gate and work that already holds a processor go ahead at once. When
-// ctx ends first, Compute returns ctx's error.
+// that gives it back; call it once, from the goroutine that called
+// Compute. Work someone waits for, work under no gate and work that
+// already holds a processor go ahead at once. When ctx ends first,
+// Compute returns ctx's error. On a gate of a lower priority
+// (LowerPriority) the calling goroutine computes at that priority until
+// the processor is given back.
 func Compute(ctx context.Context) (context.Context, func(), error) {
 	st, _ := ctx.Value(gateKey{}).(gateState)
 	if st.gate == nil || st.holding || !IsBackground(ctx) {
@@ -181,7 +189,13 @@ func Compute(ctx context.Context) (context.Context, func(), error) {
 	if err := st.gate.take(ctx); err != nil {
 		return ctx, nil, err
 	}
+	restore := st.gate.prio.lower()
 	var once sync.Once
-	release := func() { once.Do(st.gate.give) }
+	release := func() {
+		once.Do(func() {
+			restore()
+			st.gate.give()
+		})
+	}
 	return context.WithValue(ctx, gateKey{}, gateState{gate: st.gate, holding: true}), release, nil
 }

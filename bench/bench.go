@@ -279,6 +279,10 @@ type Machine struct {
 	Arch          string  `json:"arch"`
 	MemTotalBytes int64   `json:"memTotalBytes,omitempty"`
 	Load1         float64 `json:"load1"`
+	// GoMaxProcs is how many processors Go ran on at the end: more than
+	// CPUs when the background computed at a lower priority
+	// (--background-nice, engine.Config.BackgroundNice).
+	GoMaxProcs int `json:"gomaxprocs"`
 }
 
 // Result is the outcome of `memento bench`.
@@ -518,7 +522,7 @@ func procKB(file, key string) int64 {
 // machine describes the host.
 func machine() Machine {
 	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		MemTotalBytes: procKB("/proc/meminfo", "MemTotal:")}
+		MemTotalBytes: procKB("/proc/meminfo", "MemTotal:"), GoMaxProcs: runtime.GOMAXPROCS(0)}
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
 		if f := strings.Fields(string(data)); len(f) > 0 {
 			m.Load1, _ = strconv.ParseFloat(f[0], 64)

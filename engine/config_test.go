@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"runtime"
 	"strings"
 	"testing"
@@ -23,12 +24,75 @@ func TestBackgroundProcessorsSetting(t *testing.T) {
 		t.Errorf("MEMENTO_BACKGROUND_PROCESSORS=3 gave %d (%d in use)", c.BackgroundProcessors, c.backgroundProcessors())
 	}
 	c.BackgroundProcessors = 0
-	if got := c.backgroundProcessors(); got != runtime.GOMAXPROCS(0) {
-		t.Errorf("the default is %d processors, want GOMAXPROCS %d", got, runtime.GOMAXPROCS(0))
+	// GOMAXPROCS as the program started: StartWorkers may have raised it
+	// since (goProcessors).
+	if got := c.backgroundProcessors(); got != processors {
+		t.Errorf("the default is %d processors, want GOMAXPROCS at start %d", got, processors)
 	}
 	c.BackgroundProcessors = -1
 	err := c.Validate()
 	if memento.ErrorCode(err) != memento.EINVALID || !strings.Contains(memento.ErrorMessage(err), "MEMENTO_BACKGROUND_PROCESSORS") {
 		t.Errorf("a negative count: got %v, want EINVALID naming the variable", err)
+	}
+}
+
+func TestBackgroundNiceSetting(t *testing.T) {
+	c := DefaultConfig()
+	if c.BackgroundNice != 10 {
+		t.Errorf("default nice %d, want 10", c.BackgroundNice)
+	}
+	for _, tc := range []struct {
+		env  string
+		want int
+		ok   bool
+	}{{"3", 3, true}, {"0", 0, true}, {"19", 19, true}, {"20", 20, false}, {"-1", -1, false}} {
+		c := DefaultConfig()
+		c.DB = t.TempDir() + "/m.db"
+		if err := ApplyEnv(c.EnvSettings(), func(k string) string {
+			if k == "MEMENTO_BACKGROUND_NICE" {
+				return tc.env
+			}
+			return ""
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if c.BackgroundNice != tc.want {
+			t.Errorf("MEMENTO_BACKGROUND_NICE=%s gave %d", tc.env, c.BackgroundNice)
+		}
+		err := c.Validate()
+		if tc.ok && err != nil {
+			t.Errorf("MEMENTO_BACKGROUND_NICE=%s: %v", tc.env, err)
+		}
+		if !tc.ok && (memento.ErrorCode(err) != memento.EINVALID || !strings.Contains(memento.ErrorMessage(err), "MEMENTO_BACKGROUND_NICE")) {
+			t.Errorf("MEMENTO_BACKGROUND_NICE=%s: got %v, want EINVALID naming the variable", tc.env, err)
+		}
+	}
+	if got := goProcessors(2); got != processors+2 {
+		t.Errorf("goProcessors(2) = %d, want %d", got, processors+2)
+	}
+}
+
+// TestStartWorkersLowersTheBackground: with a nice value, StartWorkers
+// gives Go the background's processors on top of the machine's, which
+// the requests' goroutines need to find one free (goProcessors).
+func TestStartWorkersLowersTheBackground(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("threads have no priority of their own here")
+	}
+	cfg := DefaultConfig()
+	cfg.DB = t.TempDir() + "/m.db"
+	cfg.Workers = 2
+	cfg.BackgroundProcessors = 3
+	cfg.BackgroundNice = 7
+	e, err := Open(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	if err := e.StartWorkers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := runtime.GOMAXPROCS(0), processors+3; got < want {
+		t.Errorf("GOMAXPROCS %d after StartWorkers, want at least %d (the machine's %d and the background's 3)", got, want, processors)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -237,6 +238,7 @@ func (e *Engine) StartWorkers(ctx context.Context) error {
 	// turns' (TestJobsRunInBackground holds the queue to that).
 	jobs := memento.InBackground(context.WithoutCancel(ctx))
 	gate := memento.NewProcessorGate(e.Config.backgroundProcessors())
+	e.lowerBackground(gate)
 	jobs = memento.WithProcessorGate(jobs, gate)
 	if err := e.Registry.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "memento_background_processors_in_use",
@@ -251,6 +253,27 @@ func (e *Engine) StartWorkers(ctx context.Context) error {
 	e.OnClose(e.Store.Stop)
 	e.startRecallPruner(ctx)
 	return nil
+}
+
+// lowerBackground runs the computations of the gate's jobs at the
+// configured lower priority, and gives Go the processors that needs
+// (goProcessors). Where the system cannot, the jobs compute at the
+// requests' priority, as with --background-nice 0.
+func (e *Engine) lowerBackground(gate *memento.ProcessorGate) {
+	if e.Config.BackgroundNice == 0 {
+		return
+	}
+	sticky, err := gate.LowerPriority(e.Config.BackgroundNice)
+	if err != nil {
+		e.Logger.Warn("background jobs compute at the requests' priority", "err", err)
+		return
+	}
+	procs := goProcessors(gate.Size())
+	if runtime.GOMAXPROCS(0) < procs {
+		runtime.GOMAXPROCS(procs)
+	}
+	e.Logger.Info("background jobs compute at a lower priority", "nice", e.Config.BackgroundNice,
+		"processors", gate.Size(), "gomaxprocs", runtime.GOMAXPROCS(0), "threads end with their jobs", sticky)
 }
 
 // GenreNormalizer maps a genre as people write it ("thrillers", "sci-fi")
