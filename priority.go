@@ -26,37 +26,39 @@ import (
 // No goroutine of a request ever runs on a lowered thread: a thread is
 // lowered only while it is locked to the background goroutine that took
 // the processor, and is unlocked only once its priority is back. A
-// process that may not raise a thread's priority again (the nice value
-// may only grow without CAP_SYS_NICE or RLIMIT_NICE) keeps the thread
-// locked to that goroutine, which is background work to its end, and Go
-// ends the thread with it.
+// process that may not raise a thread's priority back (the nice value
+// may only grow without CAP_SYS_NICE or an RLIMIT_NICE of 20) cannot
+// give a thread back, and a lowered goroutine that kept its thread after
+// its computation would hold one of Go's processors the gate no longer
+// counts, starved by the kernel, with goroutines queued behind it (every
+// job's goroutine lowered throughout, tried: the scheduler's p99 went
+// from 4-5 ms to 10-13 ms). LowerPriority therefore refuses there, and
+// the background computes at the normal priority.
 
 // threadPriority is the nice values a gate's work runs at.
 type threadPriority struct {
 	normal, lowered int
-	// sticky says that a lowered thread cannot be raised again.
-	sticky bool
 	// setNice sets the calling thread's nice value (setThreadNice; tests
 	// replace it).
 	setNice func(int) error
 }
 
 // LowerPriority makes the work that computes on g run by nice values
-// above the process's own (1 to 19), on Linux. It reports whether a
-// thread, once lowered, stays so (the process may not raise it back),
-// and an error when this system gives threads no priority of their own
-// or by is out of range; the gate then computes at the normal priority.
-// Call it before g is used.
-func (g *ProcessorGate) LowerPriority(by int) (sticky bool, err error) {
+// above the process's own (1 to 19), on Linux. It returns an error, and
+// the gate computes at the normal priority, when by is out of range, when
+// this system gives threads no priority of their own, or when the
+// process may not raise a thread's priority back. Call it before g is
+// used.
+func (g *ProcessorGate) LowerPriority(by int) error {
 	if by < 1 || by > 19 {
-		return false, Errorf(EINVALID, "the background's nice value must be between 1 and 19, got %d", by)
+		return Errorf(EINVALID, "the background's nice value must be between 1 and 19, got %d", by)
 	}
 	p, err := probePriority(by, setThreadNice)
 	if err != nil {
-		return false, err
+		return err
 	}
 	g.prio = p
-	return p.sticky, nil
+	return nil
 }
 
 // probePriority reads the process's nice value and tries, on a thread of
@@ -83,14 +85,19 @@ func probePriority(by int, set func(int) error) (*threadPriority, error) {
 			runtime.UnlockOSThread()
 			return
 		}
-		if set(p.normal) != nil {
-			p.sticky = true
-			return // stays locked: Go ends the lowered thread
+		if e := set(p.normal); e != nil {
+			// Stays locked: Go ends the lowered thread with this
+			// goroutine.
+			err = fmt.Errorf("raise a thread's priority back (needs CAP_SYS_NICE, or an RLIMIT_NICE of 20: ulimit -e 20): %w", e)
+			return
 		}
 		runtime.UnlockOSThread()
 	}()
 	wg.Wait()
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // lower runs the calling goroutine on a thread of its own at the lowered
@@ -103,13 +110,10 @@ func (p *threadPriority) lower() func() {
 	}
 	runtime.LockOSThread()
 	if p.setNice(p.lowered) != nil {
-		p.setNice(p.normal) // whatever it did
+		if p.setNice(p.normal) != nil {
+			return func() {} // stays locked: Go ends the thread with the goroutine
+		}
 		runtime.UnlockOSThread()
-		return func() {}
-	}
-	if p.sticky {
-		// The thread stays locked, and lowered, until the goroutine
-		// ends; each Compute locks it once more, which is harmless.
 		return func() {}
 	}
 	return func() {

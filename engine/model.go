@@ -263,9 +263,8 @@ func (e *Engine) lowerBackground(gate *memento.ProcessorGate) {
 	if e.Config.BackgroundNice == 0 {
 		return
 	}
-	sticky, err := gate.LowerPriority(e.Config.BackgroundNice)
-	if err != nil {
-		e.Logger.Warn("background jobs compute at the requests' priority", "err", err)
+	if err := gate.LowerPriority(e.Config.BackgroundNice); err != nil {
+		e.Logger.Info("background jobs compute at the requests' priority", "err", err)
 		return
 	}
 	procs := goProcessors(gate.Size())
@@ -273,7 +272,7 @@ func (e *Engine) lowerBackground(gate *memento.ProcessorGate) {
 		runtime.GOMAXPROCS(procs)
 	}
 	e.Logger.Info("background jobs compute at a lower priority", "nice", e.Config.BackgroundNice,
-		"processors", gate.Size(), "gomaxprocs", runtime.GOMAXPROCS(0), "threads end with their jobs", sticky)
+		"processors", gate.Size(), "gomaxprocs", runtime.GOMAXPROCS(0))
 }
 
 // GenreNormalizer maps a genre as people write it ("thrillers", "sci-fi")
