@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -105,4 +106,51 @@ type noDescriptions struct{ prefs.Model }
 
 func (noDescriptions) DescribeCluster(context.Context, []memento.ClusterMember) (*memento.ClusterDescription, error) {
 	return nil, errors.New("asked to describe a cluster")
+}
+
+// TestReclusterTakesABackgroundProcessor: regrouping a user's
+// preferences is compute, so a background recluster waits for one of the
+// background's processors (memento.Compute) and gives it back.
+func TestReclusterTakesABackgroundProcessor(t *testing.T) {
+	ctx := context.Background()
+	svc, db := newService(t, &clock{t: day0})
+	s := memento.Scope{User: "ann"}
+	for i, text := range []string{"I love heist films.", "I like crime thrillers."} {
+		if _, err := svc.LearnMessage(ctx, s, memento.Message{ID: "m" + string(rune('1'+i)), Role: memento.RoleUser, Text: text, At: day0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gate := memento.NewProcessorGate(1)
+	bg := memento.WithProcessorGate(memento.InBackground(ctx), gate)
+	_, release, err := memento.Compute(bg) // the only processor
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- svc.Recluster(bg, s) }()
+	select {
+	case err := <-done:
+		release()
+		t.Fatalf("Recluster ended (%v) while the background's only processor was taken", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Recluster did not end once the processor was free")
+	}
+	if n := gate.InUse(); n != 0 {
+		t.Errorf("%d processors still taken after Recluster", n)
+	}
+	clusters, err := db.PreferenceClusters(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(clusters) == 0 {
+		t.Error("Recluster saved no cluster")
+	}
 }
