@@ -96,8 +96,8 @@ func DefaultConfig() Config {
 		Embed:         EmbedConfig{Model: "text-embedding-3-small", Dim: 256},
 		Emotion:       "offline",
 		// The bench's steady 500 messages a second at 1.1 M memories:
-		// acknowledgement p99 34-40 ms against 37-58 ms at the same
-		// priority (docs/BENCHMARKS.md).
+		// acknowledgement p99 32.9-40.4 ms against 35.8-58.4 ms at the
+		// same priority, nine rounds each (docs/BENCHMARKS.md).
 		BackgroundNice: 10,
 	}
 }

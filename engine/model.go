@@ -267,6 +267,9 @@ func (e *Engine) lowerBackground(gate *memento.ProcessorGate) {
 		e.Logger.Info("background jobs compute at the requests' priority", "err", err)
 		return
 	}
+	// Setting GOMAXPROCS turns off the runtime's own updates of it when
+	// the container's processor limit changes: the engine's count was
+	// taken at start, like the gate's size.
 	procs := goProcessors(gate.Size())
 	if runtime.GOMAXPROCS(0) < procs {
 		runtime.GOMAXPROCS(procs)
