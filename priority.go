@@ -110,9 +110,7 @@ func (p *threadPriority) lower() func() {
 	}
 	runtime.LockOSThread()
 	if p.setNice(p.lowered) != nil {
-		if p.setNice(p.normal) != nil {
-			return func() {} // stays locked: Go ends the thread with the goroutine
-		}
+		// A refused setpriority(2) changed nothing.
 		runtime.UnlockOSThread()
 		return func() {}
 	}
