@@ -35,7 +35,7 @@ type Counts struct {
 
 	seen   []int32 // users who have seen each title
 	likers []int32 // occurrences of each title in liked sequences
-	adj    []map[int32]int64
+	adj    []weights
 
 	users map[string]userCounts
 	// counted is how many users have at least one judgement.
@@ -92,7 +92,7 @@ func (c *Counts) id(t string) int32 {
 		c.ids = append(c.ids, t)
 		c.seen = append(c.seen, 0)
 		c.likers = append(c.likers, 0)
-		c.adj = append(c.adj, nil)
+		c.adj = append(c.adj, weights{})
 		c.lists = append(c.lists, nil)
 		c.dirty = append(c.dirty, false)
 		c.moved = append(c.moved, false)
@@ -110,7 +110,7 @@ func (c *Counts) release(i int32) {
 	}
 	delete(c.index, c.ids[i])
 	c.ids[i] = ""
-	c.adj[i] = nil
+	c.adj[i] = weights{}
 	c.lists[i] = nil
 	// A number reused for another title starts unmarked: the pairs
 	// that held the old title marked its neighbours as they went.
@@ -229,18 +229,7 @@ func (c *Counts) pairs(seq []int32, from int, sign int64) {
 	}
 }
 
-func (c *Counts) addWeight(i, j int32, w int64) {
-	m := c.adj[i]
-	if m == nil {
-		m = map[int32]int64{}
-		c.adj[i] = m
-	}
-	if v := m[j] + w; v == 0 {
-		delete(m, j)
-	} else {
-		m[j] = v
-	}
-}
+func (c *Counts) addWeight(i, j int32, w int64) { c.adj[i].Add(j, w) }
 
 // Build computes the model from the counts: for each title i, the pair
 // weight with every title j liked near it, divided by likers(i)^Alpha *
@@ -259,19 +248,18 @@ func (c *Counts) Build() *Model {
 			powB[j] = pow(int32(j), 1-o.Alpha)
 		}
 	}
-	order := func(x, y Neighbour) int {
-		if c := cmp.Compare(y.Sim, x.Sim); c != 0 {
-			return c
-		}
-		return cmp.Compare(c.ids[x.Title], c.ids[y.Title])
-	}
 	// A title whose likers moved has another similarity to every title
 	// liked near it, and that title's list changes if the moved title was
 	// in it or enters it now: the list's last neighbour says which, with
 	// the similarity computed as below, at the likers of the last build
 	// and at the current ones. A list with room holds every title liked
 	// near it. The other titles liked near it keep their lists: their
-	// pairs and likers did not change (those that did are marked).
+	// pairs and likers did not change (those that did are marked). Such a
+	// list is patched with the new similarities of its moved titles
+	// (patch) rather than ranked again from every title liked near it,
+	// unless the patch cannot tell what comes after it.
+	var patches map[int32][]Neighbour
+	var patched []int32
 	for _, i := range c.movers {
 		if !c.moved[i] {
 			continue // released since
@@ -282,21 +270,36 @@ func (c *Counts) Build() *Model {
 			continue // in no list: its pairs are all new, and marked
 		}
 		bBefore := math.Pow(float64(before), 1-o.Alpha)
-		for j, w := range c.adj[i] {
+		adj := &c.adj[i]
+		for s, k := range adj.keys {
+			if k == 0 {
+				continue
+			}
+			j, w := k-1, adj.vals[s]
 			if c.dirty[j] {
 				continue
 			}
-			list := c.lists[j]
-			if len(list) < o.Neighbours {
-				c.mark(j)
-				continue
-			}
-			last, a := list[len(list)-1], pow(j, o.Alpha)
-			was := Neighbour{Title: i, Sim: float32(float64(w) / weightUnit / (a * bBefore))}
+			list, a := c.lists[j], pow(j, o.Alpha)
 			now := Neighbour{Title: i, Sim: float32(float64(w) / weightUnit / (a * powB[i]))}
-			if order(was, last) <= 0 || order(now, last) < 0 {
-				c.mark(j)
+			if len(list) == o.Neighbours {
+				last := list[len(list)-1]
+				was := Neighbour{Title: i, Sim: float32(float64(w) / weightUnit / (a * bBefore))}
+				if ranksBefore(last, was, c.ids) && !ranksBefore(now, last, c.ids) {
+					continue // neither was nor is among the best
+				}
 			}
+			if patches == nil {
+				patches = map[int32][]Neighbour{}
+			}
+			if _, ok := patches[j]; !ok {
+				patched = append(patched, j)
+			}
+			patches[j] = append(patches[j], now)
+		}
+	}
+	for _, j := range patched {
+		if !c.patch(j, patches[j]) {
+			c.mark(j)
 		}
 	}
 	c.movers = c.movers[:0]
@@ -305,16 +308,19 @@ func (c *Counts) Build() *Model {
 			continue // released, or listed twice
 		}
 		c.dirty[i] = false
-		if len(c.adj[i]) == 0 {
+		adj := &c.adj[i]
+		if adj.Len() == 0 {
 			c.lists[i] = nil
 			continue
 		}
-		list := make([]Neighbour, 0, len(c.adj[i]))
+		list := make([]Neighbour, 0, adj.Len())
 		a := pow(i, o.Alpha)
-		for j, w := range c.adj[i] {
-			list = append(list, Neighbour{Title: j, Sim: float32(float64(w) / weightUnit / (a * powB[j]))})
+		for s, k := range adj.keys {
+			if k != 0 {
+				list = append(list, Neighbour{Title: k - 1, Sim: float32(float64(adj.vals[s]) / weightUnit / (a * powB[k-1]))})
+			}
 		}
-		c.lists[i] = best(list, o.Neighbours, order)
+		c.lists[i] = best(list, o.Neighbours, c.ids)
 	}
 	c.marked = c.marked[:0]
 
@@ -347,23 +353,82 @@ func (c *Counts) Build() *Model {
 	return m
 }
 
-// best returns the k first of list in the order cmpf gives (a total
-// order), sorted, reusing list's array: a heap of the k best so far, whose
-// root is the worst of them, then a sort of those k. A title liked near
-// thousands keeps a hundred, and sorting them all was most of a build.
-func best(list []Neighbour, k int, cmpf func(a, b Neighbour) int) []Neighbour {
+// patch puts into title j's list the new similarities of titles whose
+// likers moved (news), which are among j's best before or after, and
+// reports whether the list it made is the one ranking every title liked
+// near j would make. The other titles of the list kept their similarity,
+// and every title liked near j that is in neither ranks after the list's
+// last as it was, so the patched list is right unless its new last ranks
+// after that one: then a title left out before may belong in it.
+func (c *Counts) patch(j int32, news []Neighbour) bool {
+	list, k := c.lists[j], c.opts.Neighbours
+	if len(list) == 0 {
+		return false // nothing to patch (not reached: a moved title liked near j is in j's list)
+	}
+	last := list[len(list)-1]
+	next := make([]Neighbour, 0, len(list)+len(news))
+	for _, nb := range list {
+		if !slices.ContainsFunc(news, func(x Neighbour) bool { return x.Title == nb.Title }) {
+			next = append(next, nb)
+		}
+	}
+	for _, nb := range news {
+		at, _ := slices.BinarySearchFunc(next, nb, func(x, y Neighbour) int {
+			if ranksBefore(x, y, c.ids) {
+				return -1
+			}
+			return 1
+		})
+		next = slices.Insert(next, at, nb)
+	}
+	if len(next) > k {
+		next = next[:k]
+	}
+	if len(list) == k && ranksBefore(last, next[len(next)-1], c.ids) {
+		return false
+	}
+	c.lists[j] = slices.Clip(next)
+	return true
+}
+
+// ranksBefore reports whether neighbour x ranks before y in a list: a
+// higher similarity, and between equal ones the lower title id (ids are
+// the titles' ids by number).
+func ranksBefore(x, y Neighbour, ids []string) bool {
+	if x.Sim != y.Sim {
+		return x.Sim > y.Sim
+	}
+	return ids[x.Title] < ids[y.Title]
+}
+
+// best returns the k first of list in ranksBefore's order, sorted,
+// reusing list's array: a heap of the k best so far, whose root is the
+// worst of them, then a sort of those k. A title liked near thousands
+// keeps a hundred, and sorting them all was most of a build. The
+// comparisons are inline: calling a comparison function for each was
+// half of a build's time.
+func best(list []Neighbour, k int, ids []string) []Neighbour {
+	order := func(x, y Neighbour) int {
+		switch {
+		case ranksBefore(x, y, ids):
+			return -1
+		case ranksBefore(y, x, ids):
+			return 1
+		}
+		return 0
+	}
 	if len(list) <= k {
-		slices.SortFunc(list, cmpf)
+		slices.SortFunc(list, order)
 		return list
 	}
 	h := list[:k]
 	down := func(i int) {
 		for {
 			worst, l, r := i, 2*i+1, 2*i+2
-			if l < k && cmpf(h[l], h[worst]) > 0 {
+			if l < k && ranksBefore(h[worst], h[l], ids) {
 				worst = l
 			}
-			if r < k && cmpf(h[r], h[worst]) > 0 {
+			if r < k && ranksBefore(h[worst], h[r], ids) {
 				worst = r
 			}
 			if worst == i {
@@ -377,11 +442,11 @@ func best(list []Neighbour, k int, cmpf func(a, b Neighbour) int) []Neighbour {
 		down(i)
 	}
 	for _, x := range list[k:] {
-		if cmpf(x, h[0]) < 0 {
+		if ranksBefore(x, h[0], ids) {
 			h[0] = x
 			down(0)
 		}
 	}
-	slices.SortFunc(h, cmpf)
+	slices.SortFunc(h, order)
 	return slices.Clip(h)
 }

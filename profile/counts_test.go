@@ -257,3 +257,31 @@ func TestWarmLearnsTheCountsOnce(t *testing.T) {
 		t.Fatal("the model updated from warmed counts differs from the full rebuild")
 	}
 }
+
+// BenchmarkModelBurst updates the counts after a burst of messages: 40
+// users with 5 new events each, later than their others, then builds the
+// model. The tenant is shaped like the bench store's at 1.1 M memories,
+// where such an update ranks most titles again: thousands of titles with
+// hundreds of titles liked near each.
+func BenchmarkModelBurst(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	const users, titles = 1_500, 5_000
+	evs := make([][]memento.Event, users)
+	c := profile.NewCounts(profile.ModelOptions{})
+	for u := range evs {
+		evs[u] = randomEvents(r, fmt.Sprintf("u%d", u), 100+r.IntN(50), titles, base)
+		c.Set(fmt.Sprintf("u%d", u), evs[u])
+	}
+	c.Build()
+	k := 0
+	for b.Loop() {
+		k++
+		for range 40 {
+			u := r.IntN(users)
+			evs[u] = append(evs[u], randomEvents(r, fmt.Sprintf("u%d", u), 5, titles, base.Add(time.Duration(k)*1000*time.Hour))...)
+			c.Set(fmt.Sprintf("u%d", u), evs[u])
+		}
+		c.Build()
+	}
+}
