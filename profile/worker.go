@@ -249,29 +249,53 @@ func (w *Worker) HandleModel(ctx context.Context, _ string, payload json.RawMess
 	}
 	st.waiting = true
 	latest := st.ended.Add(every)
+	// At most about half of a processor's time on recomputes: the next
+	// starts no sooner than the last one took after it ended.
+	rest := time.Until(st.ended.Add(st.took))
 	w.smu.Unlock()
+	if rest > 0 {
+		t := time.NewTimer(rest)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			w.smu.Lock()
+			st.waiting = false
+			w.smu.Unlock()
+			return fmt.Errorf("model job: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
 	if err := w.awaitQuiet(ctx, tenant, latest); err != nil {
 		w.smu.Lock()
 		st.waiting = false
 		w.smu.Unlock()
 		return fmt.Errorf("model job: %w", err)
 	}
+	var began time.Time
 	_, err := w.recomputeModel(ctx, tenant, false, func() {
 		// From here on the mark is read: a later job must wait for the
 		// next recompute.
 		w.smu.Lock()
 		st.waiting = false
 		w.smu.Unlock()
+		began = time.Now()
 	})
 	w.smu.Lock()
-	st.ended = time.Now()
+	st.ended, st.took = time.Now(), 0
+	if !began.IsZero() {
+		st.took = st.ended.Sub(began)
+	}
 	w.smu.Unlock()
 	return err
 }
 
 // awaitQuiet waits until no event was added to the tenant for modelQuiet,
 // or until latest, whichever comes first: a burst of events costs one
-// recompute once it ends, and a steady stream one every ModelEvery.
+// recompute once it ends, and a steady stream one every ModelEvery. It
+// reads the tenant's events mark every modelQuiet/4 and counts the quiet
+// from the last read that saw it move, so the recompute starts within a
+// quarter of modelQuiet of the burst's quiet span, not up to a whole
+// modelQuiet later.
 func (w *Worker) awaitQuiet(ctx context.Context, tenant string, latest time.Time) error {
 	if !time.Now().Before(latest) {
 		return nil
@@ -280,8 +304,13 @@ func (w *Worker) awaitQuiet(ctx context.Context, tenant string, latest time.Time
 	if err != nil {
 		return err
 	}
+	moved := time.Now() // the job's own events arrived just now
 	for {
-		wait := min(modelQuiet, time.Until(latest))
+		due := moved.Add(modelQuiet)
+		if latest.Before(due) {
+			due = latest
+		}
+		wait := min(modelQuiet/4, time.Until(due))
 		if wait <= 0 {
 			return nil
 		}
@@ -296,10 +325,9 @@ func (w *Worker) awaitQuiet(ctx context.Context, tenant string, latest time.Time
 		if err != nil {
 			return err
 		}
-		if now == mark {
-			return nil
+		if now != mark {
+			mark, moved = now, time.Now()
 		}
-		mark = now
 	}
 }
 
@@ -309,13 +337,19 @@ func (w *Worker) awaitQuiet(ctx context.Context, tenant string, latest time.Time
 const DefaultModelEvery = 10 * time.Second
 
 // modelQuiet is how long a tenant must add no event before a waiting model
-// job recomputes the model ahead of ModelEvery.
-const modelQuiet = 250 * time.Millisecond
+// job recomputes the model ahead of ModelEvery. Under a steady stream the
+// events never pause that long, and ModelEvery paces the recomputes; after
+// a burst the model follows within about modelQuiet. The next recompute
+// starts no sooner than the last one took after it ended (HandleModel),
+// so that events with short pauses between them cannot keep a processor
+// recomputing.
+const modelQuiet = 100 * time.Millisecond
 
 // modelJobs is the coalescing state of one tenant's model jobs.
 type modelJobs struct {
-	waiting bool      // a job waits for the next recompute
-	ended   time.Time // when the last recompute of a job ended
+	waiting bool          // a job waits for the next recompute
+	ended   time.Time     // when the last recompute of a job ended
+	took    time.Duration // how long it took
 }
 
 // modelState returns the tenant's coalescing state; w.smu is held.
