@@ -186,7 +186,11 @@ func (w *backlogWorker) Work(ctx context.Context, job *river.Job[jobArgs]) error
 	}
 	// Its writes commit without waiting for the disk (DB.userTx).
 	ctx = jobctx.With(memento.WithTenant(ctx, s.Tenant))
-	return backlog.Run(ctx, steps{w.db}, &w.db.backlog.locks, s, w.owner, job.ID, w.handler, w.opts.MaxBatch)
+	err := backlog.Run(ctx, steps{w.db}, &w.db.backlog.locks, s, w.owner, job.ID, w.handler, w.opts.MaxBatch)
+	if err == nil {
+		w.db.completeJob(ctx, job)
+	}
+	return err
 }
 
 // Timeout bounds one batch.

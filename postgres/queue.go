@@ -40,6 +40,7 @@ type handler struct {
 // worker runs the jobs of one kind with its memento.JobHandler.
 type worker struct {
 	river.WorkerDefaults[jobArgs]
+	db      *DB
 	fn      memento.JobHandler
 	timeout time.Duration
 }
@@ -47,7 +48,35 @@ type worker struct {
 // Work hands the job's payload to the handler.
 func (w *worker) Work(ctx context.Context, job *river.Job[jobArgs]) error {
 	// Its writes commit without waiting for the disk (DB.userTx).
-	return w.fn(jobctx.With(ctx), job.Kind, job.Args.Payload)
+	ctx = jobctx.With(ctx)
+	err := w.fn(ctx, job.Kind, job.Args.Payload)
+	if err == nil {
+		w.db.completeJob(ctx, job)
+	}
+	return err
+}
+
+// completeJob records that job ended, in a transaction of its own that,
+// like the job's writes, does not wait for the disk, as the SQLite store
+// does: River's completer records the completions of a queue in batches,
+// every 250 ms when few jobs end, and until it does a job that has ended
+// counts as running (Unfinished, the queues' lag). River's later update
+// finds the job completed and leaves it so. If this write fails, nothing
+// changes: River's completer records the completion.
+func (db *DB) completeJob(ctx context.Context, job *river.Job[jobArgs]) {
+	if ctx.Err() != nil {
+		return
+	}
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true)`); err != nil {
+			return err
+		}
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
+		return err
+	})
+	if err != nil {
+		db.logger.Debug("postgres: a job's completion is left to River's completer", "job", job.ID, "kind", job.Kind, "err", err)
+	}
 }
 
 // Timeout bounds one attempt of the job.
@@ -210,7 +239,7 @@ func (db *DB) startClient(ctx context.Context, p *queueProcess) error {
 			timeout = db.opts.JobTimeout
 		}
 		longest = max(longest, timeout)
-		river.AddWorkerArgs(workers, jobArgs{kind: kind}, &worker{fn: h.fn, timeout: timeout})
+		river.AddWorkerArgs(workers, jobArgs{kind: kind}, &worker{db: db, fn: h.fn, timeout: timeout})
 	}
 	// Every queue takes the users' backlogs, with the registered handler
 	// or, without one, by handing each job to its kind's handler.
