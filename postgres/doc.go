@@ -46,7 +46,9 @@
 // died mid-job, are made available to the other queues within about one
 // lease, with the death recorded among the job's errors. Options.MaxConns
 // bounds each process's pool; River's notifier holds one connection of it
-// while the queue runs.
+// while the queue runs. A job whose handler succeeded is marked completed
+// at once, in a short transaction of its own (river.JobCompleteTx), not
+// at River's completer's next batch, up to 250 ms later.
 //
 // A job enqueued by user (memento.JobRequest.ByUser) is a row of backlog,
 // and one River job of kind memento.JobBacklog per user takes what has

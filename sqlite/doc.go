@@ -35,7 +35,11 @@
 // Options.RetryDelay until their attempts run out; then they are
 // "discarded", which Jobs reports as failed, with every attempt's error.
 // Jobs of kinds this process has no handler for are left for a process
-// that has one.
+// that has one. A job whose handler succeeded is marked completed in the
+// writer's next group commit (river.JobCompleteTx), before its worker
+// takes another job: River's own completer records completions in
+// batches, every 250 ms when fewer than a hundred wait, and an ended job
+// would count as running (Unfinished, the queue's lag) until then.
 //
 // A job enqueued by user (memento.JobRequest.ByUser: a message's remember,
 // preference and message-event jobs) is a row of the backlog table
