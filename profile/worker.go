@@ -250,8 +250,12 @@ func (w *Worker) HandleModel(ctx context.Context, _ string, payload json.RawMess
 	st.waiting = true
 	latest := st.ended.Add(every)
 	// At most about half of a processor's time on recomputes: the next
-	// starts no sooner than the last one took after it ended.
-	rest := time.Until(st.ended.Add(st.took))
+	// starts no sooner than the last one took after it ended (unless
+	// ModelEvery asks for no wait at all).
+	var rest time.Duration
+	if every > 0 {
+		rest = time.Until(st.ended.Add(st.took))
+	}
 	w.smu.Unlock()
 	if rest > 0 {
 		t := time.NewTimer(rest)
