@@ -104,6 +104,10 @@ type Worker struct {
 	// whole tenant's: a few seconds' delay changes no ranking much, while
 	// a recompute after every batch of events would take a processor.
 	ModelEvery time.Duration
+	// ModelQuiet is how long a tenant's events must pause before a
+	// waiting model job recomputes ahead of ModelEvery; 0 means
+	// DefaultModelQuiet.
+	ModelQuiet time.Duration
 
 	mu     sync.Mutex // one model recompute at a time
 	counts map[string]*tenantCounts
@@ -293,14 +297,18 @@ func (w *Worker) HandleModel(ctx context.Context, _ string, payload json.RawMess
 	return err
 }
 
-// awaitQuiet waits until no event was added to the tenant for modelQuiet,
-// or until latest, whichever comes first: a burst of events costs one
-// recompute once it ends, and a steady stream one every ModelEvery. It
-// reads the tenant's events mark every modelQuiet/4 and counts the quiet
-// from the last read that saw it move, so the recompute starts within a
-// quarter of modelQuiet of the burst's quiet span, not up to a whole
-// modelQuiet later.
+// awaitQuiet waits until no event was added to the tenant for
+// ModelQuiet, or until latest, whichever comes first: a burst of events
+// costs one recompute once it ends, and a steady stream one every
+// ModelEvery. It reads the tenant's events mark every quarter of
+// ModelQuiet and counts the quiet from the last read that saw it move, so
+// the recompute starts within a quarter of the span after the burst's
+// quiet span, not up to a whole span later.
 func (w *Worker) awaitQuiet(ctx context.Context, tenant string, latest time.Time) error {
+	quiet := w.ModelQuiet
+	if quiet <= 0 {
+		quiet = DefaultModelQuiet
+	}
 	if !time.Now().Before(latest) {
 		return nil
 	}
@@ -310,11 +318,11 @@ func (w *Worker) awaitQuiet(ctx context.Context, tenant string, latest time.Time
 	}
 	moved := time.Now() // the job's own events arrived just now
 	for {
-		due := moved.Add(modelQuiet)
+		due := moved.Add(quiet)
 		if latest.Before(due) {
 			due = latest
 		}
-		wait := min(modelQuiet/4, time.Until(due))
+		wait := min(quiet/4, time.Until(due))
 		if wait <= 0 {
 			return nil
 		}
@@ -340,14 +348,15 @@ func (w *Worker) awaitQuiet(ctx context.Context, tenant string, latest time.Time
 // milliseconds, and learning it takes a processor for about a second.
 const DefaultModelEvery = 10 * time.Second
 
-// modelQuiet is how long a tenant must add no event before a waiting model
-// job recomputes the model ahead of ModelEvery. Under a steady stream the
-// events never pause that long, and ModelEvery paces the recomputes; after
-// a burst the model follows within about modelQuiet. The next recompute
+// DefaultModelQuiet is Worker.ModelQuiet's default: how long a tenant must
+// add no event before a waiting model job recomputes the model ahead of
+// ModelEvery. Under a steady stream the events never pause that long, and
+// ModelEvery paces the recomputes; after a burst the model follows within
+// about the span. The next recompute
 // starts no sooner than the last one took after it ended (HandleModel),
 // so that events with short pauses between them cannot keep a processor
 // recomputing.
-const modelQuiet = 100 * time.Millisecond
+const DefaultModelQuiet = 100 * time.Millisecond
 
 // modelJobs is the coalescing state of one tenant's model jobs.
 type modelJobs struct {
