@@ -33,22 +33,6 @@ func (w *weights) home(k int32) int {
 	return int((uint32(k) * 0x9E3779B1) >> w.shift)
 }
 
-// Get returns the weight of title k, 0 when it has none.
-func (w *weights) Get(k int32) int64 {
-	if w.n == 0 {
-		return 0
-	}
-	mask := len(w.keys) - 1
-	for s := w.home(k); ; s = (s + 1) & mask {
-		switch w.keys[s] {
-		case k + 1:
-			return w.vals[s]
-		case 0:
-			return 0
-		}
-	}
-}
-
 // Add adds d to the weight of title k; a weight that reaches 0 is
 // removed.
 func (w *weights) Add(k int32, d int64) {

@@ -17,6 +17,7 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/sqlite"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
+	"github.com/memento-ai/memento/storetest"
 )
 
 // startQueue starts db's queue and stops it when the test ends.
@@ -101,42 +102,10 @@ func TestQueueRunsJobs(t *testing.T) {
 	}
 }
 
-// TestQueueRecordsACompletionAtOnce: a job that ends is recorded as
-// completed before its worker takes the next job, not when River's
-// completer next records a batch of completions (every 250 ms when few
-// jobs end). With one worker, the second of two jobs starts only after
-// the first's worker returned, and finds it completed.
+// TestQueueRecordsACompletionAtOnce: see storetest.CompletionAtOnce.
 func TestQueueRecordsACompletionAtOnce(t *testing.T) {
 	t.Parallel()
-	db := sqlitetest.OpenWith(t, sqlite.Options{Workers: 1})
-	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
-	db.Handle("first", func(context.Context, string, json.RawMessage) error { return nil }, memento.JobOptions{})
-	seen := make(chan string, 1)
-	db.Handle("second", func(ctx context.Context, _ string, _ json.RawMessage) error {
-		jobs, err := db.Jobs(ctx, memento.JobFilter{Kind: "first"})
-		if err != nil || len(jobs) != 1 {
-			t.Errorf("Jobs(first) = %v, %v; want one", jobs, err)
-			seen <- ""
-			return nil
-		}
-		seen <- jobs[0].State
-		return nil
-	}, memento.JobOptions{})
-	jobs := func(memento.Message) []memento.JobRequest {
-		return []memento.JobRequest{{Kind: "first", Payload: "a"}, {Kind: "second", Payload: "b"}}
-	}
-	if _, err := db.AppendMessages(context.Background(), s, "t", []memento.Message{{Role: memento.RoleUser, Text: "hi"}}, jobs); err != nil {
-		t.Fatal(err)
-	}
-	startQueue(t, db)
-	select {
-	case st := <-seen:
-		if st != memento.JobCompleted {
-			t.Errorf("the first job, seen by the second, is %q, want %q", st, memento.JobCompleted)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the second job did not run")
-	}
+	storetest.CompletionAtOnce(t, sqlitetest.OpenWith(t, sqlite.Options{Workers: 1}))
 }
 
 func TestQueueRetriesThenSucceeds(t *testing.T) {
