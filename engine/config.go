@@ -41,6 +41,10 @@ type Config struct {
 	// acknowledgement waits for, then take the processors first
 	// (memento.ProcessorGate.LowerPriority). Linux only.
 	BackgroundNice int
+	// Intake, for an SQLite store, acknowledges appends from a file of
+	// their own beside the store instead of from its one writer
+	// (sqlite.Options.Intake).
+	Intake bool
 
 	LLM   LLMConfig
 	Embed EmbedConfig
@@ -109,6 +113,7 @@ type EnvSetting struct {
 	Str  *string
 	Num  *int
 	Dur  *time.Duration
+	Bool *bool
 }
 
 // EnvSettings are the MEMENTO_* variables of the engine's settings.
@@ -132,6 +137,7 @@ func (c *Config) EnvSettings() []EnvSetting {
 		{Name: "MEMENTO_BACKGROUND_PROCESSORS", Num: &c.BackgroundProcessors},
 		{Name: "MEMENTO_BACKGROUND_NICE", Num: &c.BackgroundNice},
 		{Name: "MEMENTO_EMOTION", Str: &c.Emotion},
+		{Name: "MEMENTO_INTAKE", Bool: &c.Intake},
 	}
 }
 
@@ -148,6 +154,12 @@ func ApplyEnv(settings []EnvSetting, getenv func(string) string) error {
 		switch {
 		case s.Str != nil:
 			*s.Str = v
+		case s.Bool != nil:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return memento.Errorf(memento.EINVALID, "%s must be true or false, got %q", s.Name, v)
+			}
+			*s.Bool = b
 		case s.Dur != nil:
 			d, err := time.ParseDuration(v)
 			if err != nil {

@@ -158,6 +158,8 @@ type StoreOptions struct {
 	// Workers is how many background jobs the store's queue runs at once.
 	Workers int
 	Logger  *slog.Logger
+	// Intake is sqlite.Options.Intake for an SQLite store.
+	Intake bool
 }
 
 // OpenStore opens (and migrates) the store dsn names: PostgreSQL for a
@@ -170,7 +172,7 @@ func OpenStore(ctx context.Context, dsn string, opts StoreOptions) (Store, error
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if StoreKind(dsn) == KindSQLite {
-		db, err := sqlite.Open(ctx, dsn, sqlite.Options{Logger: opts.Logger, Workers: opts.Workers})
+		db, err := sqlite.Open(ctx, dsn, sqlite.Options{Logger: opts.Logger, Workers: opts.Workers, Intake: opts.Intake})
 		if err != nil {
 			return nil, err
 		}

@@ -408,14 +408,26 @@ func (db *DB) ejectBacklog(ctx context.Context, tx *sql.Tx, s memento.Scope, idL
 }
 
 // backlogLag reads the backlog's jobs by kind: how many, and when the
-// oldest was enqueued.
+// oldest was enqueued; and, as the kind IntakeKind, the acknowledged
+// messages still in the intake, whose jobs are yet to be enqueued.
 func (db *DB) backlogLag(ctx context.Context) (map[string]memento.QueueLag, error) {
+	out := map[string]memento.QueueLag{}
+	if db.intake != nil {
+		// First: a message that moves meanwhile is then counted
+		// twice, never missed.
+		l, err := db.intake.lag(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if l.Waiting > 0 {
+			out[IntakeKind] = l
+		}
+	}
 	rows, err := db.read.QueryContext(ctx, `SELECT kind, count(*), min(created_at) FROM backlog GROUP BY kind`)
 	if err != nil {
 		return nil, fmt.Errorf("read the backlog's lag: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]memento.QueueLag{}
 	for rows.Next() {
 		var l memento.QueueLag
 		var oldest int64

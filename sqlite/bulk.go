@@ -75,6 +75,12 @@ func (db *DB) Bulk(ctx context.Context, fn func(b *Bulk) error) error {
 	// durability.go: a crash of the process loses nothing, a power loss
 	// may lose the last bulk transactions but never corrupts). The
 	// writer keeps statement journals in memory already (temp_store).
+	// What the intake holds goes first, so that the bulk rows and the
+	// appends acknowledged before them number a thread's messages in
+	// that order.
+	if err := db.intake.settleAll(ctx); err != nil {
+		return err
+	}
 	db.settleWAL(ctx)
 	// A bulk transaction changes more pages than the writer's page cache
 	// holds (2 MB), and each page it evicts and changes again is read

@@ -181,21 +181,49 @@ const (
 
 // commitTx is groupTx, on the queue of the priority prio.
 func (db *DB) commitTx(ctx context.Context, prio int, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return db.commitAt(ctx, prio, jobctx.Is(ctx), fn)
+}
+
+// lazyTx is urgentTx for a write that nobody waits on the disk for, like
+// a job's: it commits without waiting for the disk (durability.go). The
+// intake's mover makes its writes durable itself before it forgets them.
+func (db *DB) lazyTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return db.commitAt(ctx, prioUrgent, true, fn)
+}
+
+// commitAt is commitTx for a write that waits for the disk unless lazy.
+func (db *DB) commitAt(ctx context.Context, prio int, lazy bool, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	foreground(ctx)
-	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: db.syncLevels.switches() && jobctx.Is(ctx),
+	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: db.syncLevels.switches() && lazy,
 		times: memento.WriteTimesFrom(ctx)}
 	var sent time.Time
 	if r.times != nil {
 		sent = time.Now()
 	}
-	c := db.commits
+	answered, err := db.commits.submit(ctx, prio, r)
+	if !answered {
+		return err
+	}
+	if r.times == nil {
+		return db.synced(r, err)
+	}
+	at := time.Now()
+	err = db.synced(r, err)
+	recordWriteTimes(r.times, sent, r.started, at, time.Now())
+	return err
+}
+
+// submit queues r at the priority prio and waits for its answer.
+// answered is false when r never ran: the committer was closed, or ctx
+// ended while r still waited (it is withdrawn).
+func (c *committer) submit(ctx context.Context, prio int, r *commitRequest) (answered bool, err error) {
 	c.mu.RLock()
 	if c.closed {
 		c.mu.RUnlock()
-		return errClosed
+		return false, errClosed
 	}
 	queue := c.reqs
 	switch prio {
@@ -208,25 +236,43 @@ func (db *DB) commitTx(ctx context.Context, prio int, fn func(ctx context.Contex
 	case queue <- r:
 	case <-ctx.Done():
 		c.mu.RUnlock()
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 	c.mu.RUnlock()
-	var err error
 	select {
 	case err = <-r.done:
 	case <-ctx.Done():
 		if r.state.CompareAndSwap(reqQueued, reqWithdrawn) {
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 		err = <-r.done // running: its batch ends soon
 	}
-	if r.times == nil {
-		return db.synced(r, err)
+	return true, err
+}
+
+// isClosed reports whether close was called.
+func (c *committer) isClosed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.closed
+}
+
+// post queues fn as a background request and returns at once: for a
+// write whose outcome nobody waits on (the intake's deletions of what
+// reached the store). It reports whether fn was queued.
+func (c *committer) post(fn func(ctx context.Context, tx *sql.Tx) error) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return false
 	}
-	answered := time.Now()
-	err = db.synced(r, err)
-	recordWriteTimes(r.times, sent, r.started, answered, time.Now())
-	return err
+	r := &commitRequest{ctx: context.Background(), fn: fn, done: make(chan error, 1)}
+	select {
+	case c.reqs <- r:
+		return true
+	default:
+		return false // full: a later deletion covers this one's rows
+	}
 }
 
 // recordWriteTimes fills t from the moments a write was sent to the

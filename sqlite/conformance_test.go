@@ -12,3 +12,14 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(tb testing.TB) storetest.Store { return sqlitetest.Open(tb) })
 }
+
+// TestConformanceWithIntake runs the suite with appends acknowledged from
+// the intake (sqlite.Options.Intake): every promise of the store holds
+// there too.
+func TestConformanceWithIntake(t *testing.T) {
+	storetest.Run(t, func(tb testing.TB) storetest.Store {
+		opts := sqlitetest.Options()
+		opts.Intake = true
+		return sqlitetest.OpenWith(tb, opts)
+	})
+}

@@ -16,6 +16,9 @@ var (
 
 // Tenants lists every tenant with at least one user, in order.
 func (db *DB) Tenants(ctx context.Context) ([]string, error) {
+	if err := db.intake.settleAll(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := db.read.QueryContext(ctx, `SELECT DISTINCT tenant_id FROM users ORDER BY tenant_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)

@@ -54,7 +54,7 @@ func checkEvents(events []memento.Event) error {
 // time. The write goes through group commit, so jobsFor may be called again
 // for the same event and must hold no state. Errors: EINVALID.
 func (db *DB) AddEvents(ctx context.Context, s memento.Scope, events []memento.Event, jobsFor func(memento.Event) []memento.JobRequest) (int, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return 0, err
 	}
@@ -115,7 +115,7 @@ func (db *DB) insertEvents(ctx context.Context, tx *sql.Tx, s memento.Scope, eve
 // Events lists a user's events in the order they happened (by time, then
 // in the order they were stored).
 func (db *DB) Events(ctx context.Context, s memento.Scope) ([]memento.Event, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}

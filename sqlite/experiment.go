@@ -206,6 +206,11 @@ func scanParticipant(r rowScanner) (*experiment.Participant, error) {
 
 // Participant returns one participant. Errors: ENOTFOUND.
 func (x *Experiments) Participant(ctx context.Context, study, id string) (*experiment.Participant, error) {
+	// The count of the participant's messages includes those just
+	// acknowledged.
+	if err := x.db.intake.settleAll(ctx); err != nil {
+		return nil, err
+	}
 	p, err := scanParticipant(x.db.read.QueryRowContext(ctx, `SELECT `+participantColumns+` FROM experiment_participants p WHERE p.experiment = ? AND p.id = ?`, study, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memento.Errorf(memento.ENOTFOUND, "study %s has no participant %q", study, id)
@@ -271,6 +276,9 @@ func (x *Experiments) SaveAnswers(ctx context.Context, study, id string, answers
 // Errors: ENOTFOUND.
 func (x *Experiments) Participants(ctx context.Context, study string) ([]experiment.Participant, error) {
 	if _, err := x.Study(ctx, study); err != nil {
+		return nil, err
+	}
+	if err := x.db.intake.settleAll(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := x.db.read.QueryContext(ctx, `SELECT `+participantColumns+` FROM experiment_participants p WHERE p.experiment = ? ORDER BY p.seq`, study)

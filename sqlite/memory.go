@@ -84,7 +84,7 @@ func checkMemoryID(id string) error {
 // MessageByID returns one of the user's messages by its id. Errors:
 // ENOTFOUND.
 func (db *DB) MessageByID(ctx context.Context, s memento.Scope, id string) (*memento.Message, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (db *DB) MessageByID(ctx context.Context, s memento.Scope, id string) (*mem
 // Memories lists a user's memories matching f: semantic values before
 // episodes, by attribute, each oldest first. Errors: EINVALID.
 func (db *DB) Memories(ctx context.Context, s memento.Scope, f memento.MemoryFilter) ([]memento.Memory, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (db *DB) Memories(ctx context.Context, s memento.Scope, f memento.MemoryFil
 
 // Memory returns one memory. Errors: ENOTFOUND.
 func (db *DB) Memory(ctx context.Context, s memento.Scope, id string) (*memento.Memory, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func loadMemory(ctx context.Context, tx *sql.Tx, s memento.Scope, id string) (me
 // newest first: for a semantic memory, the semantic values of its
 // attribute; for an episode, the episode alone. Errors: ENOTFOUND.
 func (db *DB) MemoryHistory(ctx context.Context, s memento.Scope, id string) ([]memento.Memory, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (db *DB) MemoryHistory(ctx context.Context, s memento.Scope, id string) ([]
 // the caller stores a new one with PutMemoryVectors. Errors: ENOTFOUND,
 // EINVALID, ECONFLICT for a superseded semantic value.
 func (db *DB) UpdateMemory(ctx context.Context, s memento.Scope, id string, u memento.MemoryUpdate) (*memento.Memory, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (db *DB) UpdateMemory(ctx context.Context, s memento.Scope, id string, u me
 // "forget this" leaves no trace of the value in its history. Errors:
 // ENOTFOUND.
 func (db *DB) DeleteMemory(ctx context.Context, s memento.Scope, id string) error {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -351,7 +351,7 @@ func (db *DB) DeleteMemory(ctx context.Context, s memento.Scope, id string) erro
 // every attribute without an override of its own); an empty mode removes
 // the override. Attribute names are stored upper-case. Errors: EINVALID.
 func (db *DB) SetMemoryMode(ctx context.Context, s memento.Scope, attribute, mode string) error {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -382,7 +382,7 @@ func (db *DB) SetMemoryMode(ctx context.Context, s memento.Scope, attribute, mod
 
 // MemoryModes returns the user's mode overrides by attribute.
 func (db *DB) MemoryModes(ctx context.Context, s memento.Scope) (map[string]string, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -521,7 +521,7 @@ func (db *DB) WriteMemories(ctx context.Context, s memento.Scope, w memento.Memo
 // WriteMemories applies one, all or nothing. Errors: ECONFLICT, EINVALID,
 // ENOTFOUND.
 func (db *DB) WriteMemoryBatch(ctx context.Context, s memento.Scope, ws []memento.MemoryWrite) ([]bool, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 // mode overrides. Embeddings are left out; ImportUser's caller embeds
 // again. Errors: ENOTFOUND for an unknown user.
 func (db *DB) ExportUser(ctx context.Context, s memento.Scope) (*memento.UserExport, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func exportMemories(ctx context.Context, tx *sql.Tx, s memento.Scope) ([]memento
 // the memories and runs. Embeddings are not part of the document; embed
 // afterwards (see MissingVectors). Errors: EINVALID.
 func (db *DB) ImportUser(ctx context.Context, s memento.Scope, doc *memento.UserExport) (*memento.ImportResult, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}

@@ -292,7 +292,7 @@ func scanMemoryCandidate(r rowScanner, extra ...any) (memento.RecallCandidate, e
 // q.Recent most recently valid, each once, with their embeddings. It reads
 // one snapshot. Errors: EINVALID.
 func (db *DB) MemoryCandidates(ctx context.Context, s memento.Scope, q memento.CandidateQuery) ([]memento.RecallCandidate, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -404,7 +404,7 @@ func scanMessageCandidate(r rowScanner, extra ...any) (memento.RecallCandidate, 
 // q.ExcludeThread and the messages the pipeline rejected as instructions.
 // It reads one snapshot. Errors: EINVALID.
 func (db *DB) MessageCandidates(ctx context.Context, s memento.Scope, q memento.CandidateQuery) ([]memento.RecallCandidate, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}

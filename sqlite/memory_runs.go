@@ -15,7 +15,7 @@ import (
 // MemoryRun returns the record of the pipeline run over a message.
 // Errors: ENOTFOUND when the message has not been processed.
 func (db *DB) MemoryRun(ctx context.Context, s memento.Scope, message string) (*memento.MemoryRun, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (db *DB) MemoryRun(ctx context.Context, s memento.Scope, message string) (*
 // MemoryRuns lists the user's pipeline runs, newest first, at most limit
 // of them (0: all).
 func (db *DB) MemoryRuns(ctx context.Context, s memento.Scope, limit int) ([]memento.MemoryRun, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func listRuns(ctx context.Context, tx *sql.Tx, s memento.Scope, limit int, newes
 
 // MemoryProcessed reports whether the message's pipeline run is recorded.
 func (db *DB) MemoryProcessed(ctx context.Context, s memento.Scope, message string) (bool, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return false, err
 	}
@@ -106,7 +106,7 @@ func (db *DB) MemoryProcessed(ctx context.Context, s memento.Scope, message stri
 // pipeline processes them first, so semantic values change in the order
 // things were said. Errors: ENOTFOUND for an unknown message.
 func (db *DB) EarlierUnprocessed(ctx context.Context, s memento.Scope, message string, limit int) ([]memento.Message, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +166,9 @@ type checkpointer struct {
 
 // Load returns the checkpoint saved under key.
 func (c *checkpointer) Load(ctx context.Context, key string) (*graph.Checkpoint, bool, error) {
+	if err := c.db.intake.settle(ctx, c.s); err != nil {
+		return nil, false, err
+	}
 	var cp graph.Checkpoint
 	var state, trace string
 	var done int
@@ -191,6 +194,9 @@ func (c *checkpointer) Load(ctx context.Context, key string) (*graph.Checkpoint,
 func (c *checkpointer) Save(ctx context.Context, key string, cp graph.Checkpoint) error {
 	if len(key) > 4*maxIDLen {
 		return memento.Errorf(memento.EINVALID, "checkpoint key is %d bytes, over the limit of %d", len(key), 4*maxIDLen)
+	}
+	if err := c.db.intake.settle(ctx, c.s); err != nil {
+		return err
 	}
 	trace, err := json.Marshal(cp.Trace)
 	if err != nil {
@@ -220,6 +226,9 @@ func (c *checkpointer) Save(ctx context.Context, key string, cp graph.Checkpoint
 
 // Delete forgets the checkpoint under key.
 func (c *checkpointer) Delete(ctx context.Context, key string) error {
+	if err := c.db.intake.settle(ctx, c.s); err != nil {
+		return err
+	}
 	err := c.db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM graph_checkpoints WHERE tenant_id = ? AND user_id = ? AND key = ?`, c.s.Tenant, c.s.User, key)
 		return err
@@ -237,7 +246,7 @@ type VectorText = memento.VectorText
 // no embedding by the named embedder (none yet, or one by another
 // embedder), at most limit of each, so a backfill can embed them.
 func (db *DB) MissingVectors(ctx context.Context, s memento.Scope, embedder string, limit int) (memories, messages []VectorText, err error) {
-	s, err = checkScope(s)
+	s, err = db.scope(ctx, s)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -280,7 +289,7 @@ func vectorTexts(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]
 // PutVectors stores embeddings by the named embedder: of memories (by
 // memory id) and of messages (by message id). Unknown ids are skipped.
 func (db *DB) PutVectors(ctx context.Context, s memento.Scope, embedder string, memories, messages map[string][]float32) error {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return err
 	}

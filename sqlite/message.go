@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memento-ai/memento"
 )
@@ -41,12 +42,15 @@ func checkMessages(msgs []memento.Message) error {
 }
 
 // AppendMessages stores msgs in the thread, creating the user and the thread
-// as needed, and in the same transaction the jobs jobsFor returns for each
-// newly stored message. A message whose id is already stored for the user
-// is left as it is and gets no jobs. Messages without an id get a generated
-// "msg_" id and messages without a time get the current time. It returns
-// once the transaction is committed, which with synchronous=FULL means
-// synced to disk. Errors: EINVALID.
+// as needed, and with them the jobs jobsFor returns for each newly stored
+// message. A message whose id is already stored for the user is left as it
+// is and gets no jobs. Messages without an id get a generated "msg_" id
+// and messages without a time get the current time. It returns once the
+// messages are committed, which with synchronous=FULL means synced to
+// disk: in the store's file, in one transaction with their jobs, or with
+// Options.Intake in the intake (intake.go), from where they reach the
+// store's file before any read of the user sees it. Errors: EINVALID,
+// ECONFLICT for an id stored with another message.
 func (db *DB) AppendMessages(ctx context.Context, s memento.Scope, thread string, msgs []memento.Message, jobsFor func(memento.Message) []memento.JobRequest) (*memento.AppendResult, error) {
 	s, err := checkScope(s)
 	if err != nil {
@@ -57,6 +61,13 @@ func (db *DB) AppendMessages(ctx context.Context, s memento.Scope, thread string
 	}
 	if err := checkMessages(msgs); err != nil {
 		return nil, err
+	}
+	if db.intake != nil {
+		res, err := db.intake.append(ctx, s, thread, msgs, jobsFor)
+		if err != nil {
+			return nil, fmt.Errorf("append messages to thread %s: %w", thread, err)
+		}
+		return res, nil
 	}
 	res := &memento.AppendResult{Messages: make([]memento.Message, 0, len(msgs))}
 	// The caller waits for the acknowledgement: the append goes before
@@ -108,7 +119,12 @@ const (
 
 // ensureThread creates the thread with an empty state unless it exists.
 func (db *DB) ensureThread(ctx context.Context, tx *sql.Tx, s memento.Scope, thread string) error {
-	now := nanos(db.now())
+	return db.ensureThreadAt(ctx, tx, s, thread, db.now())
+}
+
+// ensureThreadAt is ensureThread for a thread created at the time at.
+func (db *DB) ensureThreadAt(ctx context.Context, tx *sql.Tx, s memento.Scope, thread string, at time.Time) error {
+	now := nanos(at)
 	_, err := db.prepared(tx).ExecContext(ctx, sqlInsertThread, s.Tenant, s.User, thread, now, now, emptyContextJSON)
 	if err != nil {
 		return fmt.Errorf("insert thread: %w", err)
@@ -269,7 +285,7 @@ func emotionColumns(e *memento.Emotion) (label, confidence any) {
 // Messages lists a thread's messages with Seq > afterSeq in order, at most
 // limit of them (0: no limit). Errors: ENOTFOUND for an unknown thread.
 func (db *DB) Messages(ctx context.Context, s memento.Scope, thread string, afterSeq int64, limit int) ([]memento.Message, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}

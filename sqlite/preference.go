@@ -131,7 +131,7 @@ func (db *DB) WritePreferences(ctx context.Context, s memento.Scope, w memento.P
 // as WritePreferences applies one: the Merge of each sees the preferences
 // as the writes before it left them. Errors: EINVALID.
 func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []memento.PreferenceWrite) ([]memento.PreferenceWriteResult, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +483,7 @@ func (db *DB) queryPreferences(ctx context.Context, q interface {
 // Preferences lists all of a user's preferences, oldest first, with their
 // cluster ids. An unknown user has none.
 func (db *DB) Preferences(ctx context.Context, s memento.Scope) ([]memento.Preference, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -494,7 +494,7 @@ func (db *DB) Preferences(ctx context.Context, s memento.Scope) ([]memento.Prefe
 // and/or weight; a new weight restarts the memory's age at p.At (now when
 // zero). Errors: ENOTFOUND, EINVALID.
 func (db *DB) PatchPreference(ctx context.Context, s memento.Scope, id string, p memento.PreferencePatch) (*memento.Preference, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -540,7 +540,7 @@ func (db *DB) PatchPreference(ctx context.Context, s memento.Scope, id string, p
 // DeletePreference forgets one preference (and its cluster memberships).
 // Errors: ENOTFOUND.
 func (db *DB) DeletePreference(ctx context.Context, s memento.Scope, id string) error {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -571,7 +571,7 @@ func (db *DB) DeletePreference(ctx context.Context, s memento.Scope, id string) 
 // PreferenceVersion returns the user's version counters.
 func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.PreferenceVersion, error) {
 	var v memento.PreferenceVersion
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return v, err
 	}
@@ -591,7 +591,7 @@ func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.P
 // job is enqueued; otherwise the pending one is marked done. Errors:
 // EINVALID, ENOTFOUND for an unknown user.
 func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, version int64, clusters []memento.PreferenceCluster) error {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -759,7 +759,7 @@ func storedClusters(ctx context.Context, tx execQuerier, s memento.Scope) (map[s
 // PreferenceClusters lists the user's clusters by id, each with its
 // members in the order they were described.
 func (db *DB) PreferenceClusters(ctx context.Context, s memento.Scope) ([]memento.PreferenceCluster, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -816,7 +816,7 @@ func (db *DB) PreferenceClusters(ctx context.Context, s memento.Scope) ([]mement
 // PreferenceSources lists the ids of the messages and events applied to
 // the user's preferences, in the order they were applied.
 func (db *DB) PreferenceSources(ctx context.Context, s memento.Scope) ([]string, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -844,7 +844,7 @@ func (db *DB) PreferenceSources(ctx context.Context, s memento.Scope) ([]string,
 // clusters) and applied sources in one transaction, keeping the given ids,
 // and requests clustering. Errors: EINVALID.
 func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []memento.Preference, sources []string) error {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return err
 	}

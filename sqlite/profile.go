@@ -39,7 +39,7 @@ func CheckProfileKey(key string) error {
 // Profile returns the user's profile, or an empty one at version 0 when the
 // user has none (or is unknown). Errors: EINVALID.
 func (db *DB) Profile(ctx context.Context, s memento.Scope) (*memento.Profile, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 // is not. A profile's learner reads the profile anyway, to tell whether
 // its save changed it.
 func (db *DB) SaveLearnedOver(ctx context.Context, s memento.Scope, keys map[string]memento.ProfileEntry, pre *memento.Profile) (*memento.Profile, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ func profileIsAt(ctx context.Context, tx execQuerier, s memento.Scope, p *mement
 // removed. A stale IfVersion fails with ECONFLICT and changes nothing.
 // Errors: EINVALID, ECONFLICT.
 func (db *DB) UpdateProfile(ctx context.Context, s memento.Scope, u memento.ProfileUpdate) (*memento.Profile, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +338,7 @@ func (db *DB) UpdateProfile(ctx context.Context, s memento.Scope, u memento.Prof
 // times and version as they are, replacing whatever the user had. It is how
 // a snapshot comes back. Errors: EINVALID.
 func (db *DB) RestoreProfile(ctx context.Context, s memento.Scope, p *memento.Profile) error {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return err
 	}

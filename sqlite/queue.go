@@ -220,9 +220,9 @@ func (db *DB) maxAttempts(r memento.JobRequest) int {
 	if r.MaxAttempts > 0 {
 		return r.MaxAttempts
 	}
-	db.mu.Lock()
+	db.handlersMu.RLock()
 	h, ok := db.handlers[r.Kind]
-	db.mu.Unlock()
+	db.handlersMu.RUnlock()
 	if ok && h.opts.MaxAttempts > 0 {
 		return h.opts.MaxAttempts
 	}
@@ -239,7 +239,9 @@ func (db *DB) Handle(kind string, h memento.JobHandler, opts memento.JobOptions)
 	if db.worker != nil {
 		db.logger.Error("sqlite: job handler registered after the queue started; it takes effect at the next Start", "kind", kind)
 	}
+	db.handlersMu.Lock()
 	db.handlers[kind] = handler{fn: h, opts: opts}
+	db.handlersMu.Unlock()
 }
 
 // errorHandler fails a job at once when its handler's error cannot
@@ -433,6 +435,10 @@ func (db *DB) Jobs(ctx context.Context, f memento.JobFilter) ([]memento.Job, err
 	if f.Limit < 0 {
 		return nil, memento.Errorf(memento.EINVALID, "limit must not be negative, got %d", f.Limit)
 	}
+	// The jobs of every message acknowledged so far are listed.
+	if err := db.intake.settleAll(ctx); err != nil {
+		return nil, err
+	}
 	limit := f.Limit
 	if limit == 0 {
 		limit = -1
@@ -606,14 +612,25 @@ func retryableJobIDs(ctx context.Context, tx *sql.Tx, ids []int64) ([]int64, err
 
 // Unfinished counts jobs that have not ended: River's neither completed
 // nor failed (discarded or cancelled, in River's words), found through the
-// index on state, and the jobs of the users' backlogs.
+// index on state, and the jobs of the users' backlogs; and one for each
+// message still in the intake, whose jobs are to come. A message moving
+// from the intake at that moment may be counted twice, never missed.
 func (db *DB) Unfinished(ctx context.Context) (int, error) {
 	var n int
+	if db.intake != nil {
+		// Each message still in the intake has its jobs to come.
+		l, err := db.intake.lag(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("count unfinished jobs: %w", err)
+		}
+		n = l.Waiting
+	}
+	var jobs int
 	err := db.reads().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM river_job
 			WHERE state IN ('available', 'scheduled', 'pending', 'retryable', 'running'))
-		+ (SELECT count(*) FROM backlog)`).Scan(&n)
+		+ (SELECT count(*) FROM backlog)`).Scan(&jobs)
 	if err != nil {
 		return 0, fmt.Errorf("count unfinished jobs: %w", err)
 	}
-	return n, nil
+	return n + jobs, nil
 }

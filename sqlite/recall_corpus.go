@@ -21,7 +21,7 @@ const maxRecallChanges = 2000
 // was pruned past after, or when more than maxRecallChanges rows changed.
 // It reads one snapshot. Errors: EINVALID.
 func (db *DB) RecallDocs(ctx context.Context, s memento.Scope, after int64) (*memento.RecallDocs, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +226,10 @@ const DefaultRecallChangesKept = memento.DefaultRecallChangesKept
 // floor, so readers that last looked before the deleted rows read
 // everything again. It returns how many rows it deleted.
 func (db *DB) PruneRecallChanges(ctx context.Context, keep time.Duration) (int64, error) {
+	// The changes of the messages acknowledged so far are pruned too.
+	if err := db.intake.settleAll(ctx); err != nil {
+		return 0, err
+	}
 	cutoff := time.Now().Add(-keep).UnixMilli()
 	var total int64
 	for {

@@ -34,6 +34,12 @@ func TestRecallDocs(t *testing.T) {
 	if _, err := db.AppendMessages(ctx, bob, "t1", []memento.Message{{ID: "b1", Role: memento.RoleUser, Text: "hello", At: at}}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The change log's position is the whole store's: bob's message
+	// reaches the store from the intake before it is read (a read of
+	// bob's waits for that), so that "nothing changed" below holds.
+	if _, err := db.Threads(ctx, bob); err != nil {
+		t.Fatal(err)
+	}
 
 	full, err := db.RecallDocs(ctx, ann, -1)
 	if err != nil {

@@ -29,7 +29,7 @@ type MessageHit struct {
 // the same stemming the index applies, so "liked thrillers" finds "I like
 // thrillers". A query without words matches nothing.
 func (db *DB) SearchMessages(ctx context.Context, s memento.Scope, query string, k int) ([]MessageHit, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}

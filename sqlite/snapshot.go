@@ -12,7 +12,7 @@ import (
 
 // UserExists reports whether the store knows the user. Errors: EINVALID.
 func (db *DB) UserExists(ctx context.Context, s memento.Scope) (bool, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return false, err
 	}
@@ -27,6 +27,9 @@ func (db *DB) UserExists(ctx context.Context, s memento.Scope) (bool, error) {
 func (db *DB) Users(ctx context.Context, tenant string) ([]string, error) {
 	if tenant == "" {
 		tenant = memento.DefaultTenant
+	}
+	if err := db.intake.settleAll(ctx); err != nil {
+		return nil, err
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT id FROM users WHERE tenant_id = ? ORDER BY id`, tenant)
 	if err != nil {

@@ -113,6 +113,12 @@ type Options struct {
 	// Clock stamps created and updated times and the time of messages and
 	// events given without one. Default memento.SystemClock.
 	Clock memento.Clock
+	// Intake acknowledges appends from a second file beside the store,
+	// with a writer of its own, instead of from the store's one writer
+	// (intake.go): a shorter acknowledgement while the background jobs
+	// keep the writer busy, for a longer time until the messages'
+	// memories exist (docs/BENCHMARKS.md). Ignored for a memory database.
+	Intake bool
 }
 
 // withDefaults returns o with every zero field replaced by its default.
@@ -226,10 +232,15 @@ type DB struct {
 	// coalesce remembers the last job of each coalescing key (queue.go).
 	coalesce coalescer
 
-	mu       sync.Mutex
-	handlers map[string]handler
-	worker   *river.Client[*sql.Tx] // nil unless started
-	proc     *queueProcess          // the started queue's lease; nil unless started
+	mu sync.Mutex
+	// handlers are the registered job handlers, written under mu and
+	// handlersMu, read under either: enqueuing reads them (maxAttempts)
+	// inside a write transaction, while Start holds mu and waits for the
+	// writer, so enqueuing must not take mu.
+	handlersMu sync.RWMutex
+	handlers   map[string]handler
+	worker     *river.Client[*sql.Tx] // nil unless started
+	proc       *queueProcess          // the started queue's lease; nil unless started
 	// backlog is the users' backlogs' handler and locks (backlog.go).
 	backlog backlogState
 	// prefCache keeps the preferences the last write of each user left
@@ -249,6 +260,9 @@ type DB struct {
 	// backfill resolves the periods of rows stored before migration 0013
 	// (periods.go); nil when none were left at Open.
 	backfill *task.Task
+	// intake takes the appends off the writer (intake.go); nil unless
+	// Options.Intake, and for a memory database.
+	intake *intake
 }
 
 // Open opens (creating if needed) the store in the SQLite file at path and
@@ -342,6 +356,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// Last: its writes go through the committer, which reads what Open
 	// set up (the checkpointer).
 	db.startFTSMerger()
+	if !memory && opts.Intake {
+		if db.intake, err = openIntake(ctx, db); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+	}
 	return db, nil
 }
 
@@ -396,6 +416,11 @@ func (db *DB) Close() error {
 	db.backfill.Stop()
 	if err := db.Stop(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	if db.intake != nil {
+		// Before the committer: the mover writes what it can through
+		// it.
+		db.intake.close()
 	}
 	if db.ftsMerge != nil {
 		db.ftsMerge.close()
@@ -507,6 +532,17 @@ func newID(prefix string) string {
 // maxIDLen bounds client-supplied ids so that a runaway client cannot fill
 // indexes with megabyte keys.
 const maxIDLen = memento.MaxIDLen
+
+// scope is checkScope for a method that reads or changes the user's
+// data: it also waits until the messages of the user acknowledged before
+// the call have reached the store from the intake (intake.go).
+func (db *DB) scope(ctx context.Context, s memento.Scope) (memento.Scope, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return s, err
+	}
+	return s, db.intake.settle(ctx, s)
+}
 
 // checkScope validates s (memento.CheckID: an id that is not UTF-8, or
 // holds control characters, would be stored and never found again) and

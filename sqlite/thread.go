@@ -14,7 +14,7 @@ import (
 // ThreadState returns the thread's state. A thread that does not exist yet
 // has an empty state (a new active context, nothing shown) and no error.
 func (db *DB) ThreadState(ctx context.Context, s memento.Scope, thread string) (*memento.ThreadState, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +99,16 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 	if err != nil {
 		return nil, fmt.Errorf("save turn in thread %s: encode shown titles: %w", t.Thread, err)
 	}
+	if in := db.intake; in != nil {
+		// The turn numbers its messages after the thread's newest in
+		// the store: the thread's appends wait, and those acknowledged
+		// before reach the store first (intake.go).
+		unlock := in.lockThread(s, t.Thread)
+		defer unlock()
+		if err := in.settle(ctx, s); err != nil {
+			return nil, fmt.Errorf("save turn in thread %s: %w", t.Thread, err)
+		}
+	}
 	var out []memento.Message
 	// The caller waits for the turn's answer: the turn's write goes before
 	// the background writes waiting for the writer (after the appends'
@@ -164,7 +174,7 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 // Answers returns the newest limit stored answers of a thread, oldest
 // first (limit <= 0: all of them). An unknown thread has none.
 func (db *DB) Answers(ctx context.Context, s memento.Scope, thread string, limit int) ([]memento.TurnAnswer, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +212,7 @@ func (db *DB) Answers(ctx context.Context, s memento.Scope, thread string, limit
 // Threads lists a user's threads, most recently updated first. A user
 // without threads (or unknown) has none.
 func (db *DB) Threads(ctx context.Context, s memento.Scope) ([]memento.Thread, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +242,7 @@ func (db *DB) Threads(ctx context.Context, s memento.Scope) ([]memento.Thread, e
 // id and creation time. Errors: ENOTFOUND for an unknown thread, EINVALID
 // for empty text or a sequence range that runs backwards.
 func (db *DB) AppendSummary(ctx context.Context, s memento.Scope, sum memento.Summary) (*memento.Summary, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +303,7 @@ func scanSummary(r rowScanner) (memento.Summary, error) {
 // LatestSummary returns the newest summary of the thread, or nil when there
 // is none (including when the thread does not exist).
 func (db *DB) LatestSummary(ctx context.Context, s memento.Scope, thread string) (*memento.Summary, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +319,7 @@ func (db *DB) LatestSummary(ctx context.Context, s memento.Scope, thread string)
 
 // Summaries lists a thread's summaries, oldest first.
 func (db *DB) Summaries(ctx context.Context, s memento.Scope, thread string) ([]memento.Summary, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // Errors: ENOTFOUND for an unknown thread, EINVALID for a bad scope, thread
 // or context (year bounds outside 1870-2100 or reversed, negative count).
 func (db *DB) SetThreadContext(ctx context.Context, s memento.Scope, thread string, ac memento.ActiveContext) error {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/memento-ai/memento"
 )
@@ -11,7 +12,7 @@ import (
 // EnsureUser creates the user (and the tenant) if it does not exist and
 // returns it. Errors: EINVALID for an empty id.
 func (db *DB) EnsureUser(ctx context.Context, s memento.Scope) (*memento.User, error) {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +31,12 @@ func (db *DB) EnsureUser(ctx context.Context, s memento.Scope) (*memento.User, e
 // ensureUser inserts the tenant and the user unless they exist, and returns
 // the stored user.
 func (db *DB) ensureUser(ctx context.Context, tx *sql.Tx, s memento.Scope) (*memento.User, error) {
-	now := nanos(db.now())
+	return db.ensureUserAt(ctx, tx, s, db.now())
+}
+
+// ensureUserAt is ensureUser for a user created at the time at.
+func (db *DB) ensureUserAt(ctx context.Context, tx *sql.Tx, s memento.Scope, at time.Time) (*memento.User, error) {
+	now := nanos(at)
 	if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, s.Tenant, now); err != nil {
 		return nil, fmt.Errorf("insert tenant: %w", err)
 	}
@@ -54,7 +60,7 @@ func (db *DB) ensureUser(ctx context.Context, tx *sql.Tx, s memento.Scope) (*mem
 // except those running at this moment, which finish (and find the user
 // gone), and so are the jobs of the user's backlog. Errors: ENOTFOUND.
 func (db *DB) DeleteUser(ctx context.Context, s memento.Scope) error {
-	s, err := checkScope(s)
+	s, err := db.scope(ctx, s)
 	if err != nil {
 		return err
 	}

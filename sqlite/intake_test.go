@@ -1,0 +1,300 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// holdWriter takes the store's one writer connection, as a long write of
+// a background job would, until the returned function is called.
+func holdWriter(t *testing.T, db *DB) (release func()) {
+	t.Helper()
+	conn, err := db.write.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { conn.Close() }) }
+	t.Cleanup(release)
+	return release
+}
+
+// extractJobs enqueues one "extract" job per message, named by its id.
+func extractJobs(m memento.Message) []memento.JobRequest {
+	return []memento.JobRequest{{Kind: "extract", Payload: memento.MessageJob{Tenant: m.Tenant, User: m.User, Thread: m.Thread, Message: m.ID, Seq: m.Seq}}}
+}
+
+func TestAppendIsAcknowledgedWhileTheWriterIsHeld(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{Intake: true})
+	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	release := holdWriter(t, db)
+
+	// With the store's writer taken, appends are still acknowledged:
+	// they wait for the intake's writer alone.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{
+		{ID: "m1", Role: memento.RoleUser, Text: "I love westerns"},
+		{Role: memento.RoleAssistant, Text: "Try Unforgiven"},
+	}, extractJobs)
+	if err != nil {
+		t.Fatalf("append while the writer is held: %v", err)
+	}
+	if res.Inserted != 2 || res.Messages[0].Seq != 1 || res.Messages[1].Seq != 2 || res.Messages[1].ID == "" {
+		t.Fatalf("append = %+v, want two messages numbered 1 and 2, with ids", res)
+	}
+	more, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: "m3", Role: memento.RoleUser, Text: "and heists"}}, extractJobs)
+	if err != nil || more.Messages[0].Seq != 3 {
+		t.Fatalf("second append = %+v, %v; want seq 3 after the two in the intake", more, err)
+	}
+	// Repeats and conflicts are told against the intake too.
+	again, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "I love westerns"}}, extractJobs)
+	if err != nil || again.Inserted != 0 || again.Duplicates != 1 || again.Messages[0].Seq != 1 {
+		t.Fatalf("repeated append = %+v, %v; want the stored m1 (seq 1) as a duplicate", again, err)
+	}
+	if _, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "something else"}}, extractJobs); memento.ErrorCode(err) != memento.ECONFLICT {
+		t.Fatalf("m1 with another text = %v, want ECONFLICT", err)
+	}
+
+	// What waits in the intake counts as unfinished work and as lag.
+	if n, err := db.Unfinished(ctx); err != nil || n != 3 {
+		t.Errorf("Unfinished = %d, %v; want the 3 messages in the intake", n, err)
+	}
+	lag, err := db.QueueLag(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var intakeLag *memento.QueueLag
+	for i := range lag.Kinds {
+		if lag.Kinds[i].Kind == IntakeKind {
+			intakeLag = &lag.Kinds[i]
+		}
+	}
+	if intakeLag == nil || intakeLag.Waiting != 3 || intakeLag.Oldest.IsZero() {
+		t.Errorf("queue lag = %+v, want kind %q with 3 waiting since the first append", lag, IntakeKind)
+	}
+
+	// A read of the user waits until the acknowledged messages are in
+	// the store: it never answers without them.
+	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancelShort()
+	if msgs, err := db.Messages(short, ann, "t1", 0, 0); err == nil {
+		t.Fatalf("Messages answered %d messages while the acknowledged ones could not reach the store", len(msgs))
+	}
+	got := make(chan []memento.Message, 1)
+	go func() {
+		msgs, err := db.Messages(ctx, ann, "t1", 0, 0)
+		if err != nil {
+			t.Errorf("Messages: %v", err)
+		}
+		got <- msgs
+	}()
+	release()
+	msgs := <-got
+	if len(msgs) != 3 || msgs[0].ID != "m1" || msgs[1].ID != res.Messages[1].ID || msgs[2].ID != "m3" {
+		t.Fatalf("messages = %+v, want m1, the reply and m3", msgs)
+	}
+	for i, m := range msgs {
+		if m.Seq != int64(i+1) || !m.CreatedAt.Equal(append(res.Messages, more.Messages...)[i].CreatedAt) {
+			t.Errorf("message %s: seq %d, created %v; want seq %d and the time the append answered", m.ID, m.Seq, m.CreatedAt, i+1)
+		}
+	}
+	jobs, err := db.Jobs(ctx, memento.JobFilter{Kind: "extract"})
+	if err != nil || len(jobs) != 3 {
+		t.Fatalf("jobs = %d, %v; want one per message", len(jobs), err)
+	}
+	if n, err := db.Unfinished(ctx); err != nil || n != 3 {
+		t.Errorf("Unfinished = %d, %v; want the 3 jobs", n, err)
+	}
+}
+
+// TestIntakeRepeatsNothingAfterACrash leaves rows in the intake as a crash
+// between the store's commit and the intake's deletion would (one of them
+// already in the store), and checks that the next Open moves each once.
+func TestIntakeRepeatsNothingAfterACrash(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memento.db")
+	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	bob := memento.Scope{Tenant: memento.DefaultTenant, User: "bob"}
+	db, err := Open(ctx, path, Options{Logger: quiet, Intake: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "hello"}}, extractJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	left, err := sql.Open(driverName, "file:"+path+"-intake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(s memento.Scope, thread, id string, seq int64) {
+		t.Helper()
+		m := memento.Message{Tenant: s.Tenant, User: s.User, Thread: thread, ID: id, Seq: seq}
+		jobs := fmt.Sprintf(`[{"kind":"extract","payload":{"tenant":%q,"user":%q,"thread":%q,"message":%q,"seq":%d}}]`, s.Tenant, s.User, thread, id, seq)
+		if _, err := left.Exec(`INSERT INTO intake (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, jobs)
+			VALUES (?, ?, ?, ?, ?, 'user', 'hello', ?, ?, ?)`, m.Tenant, m.User, m.Thread, m.ID, m.Seq, nanos(first.Messages[0].At), nanos(first.Messages[0].CreatedAt), jobs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(ann, "t1", "m1", 1) // in the store already: its deletion was lost
+	put(ann, "t1", "m2", 2)
+	put(bob, "t9", "b1", 1)
+	left.Close()
+
+	db = openAt(t, path)
+	if msgs, err := db.Messages(ctx, ann, "t1", 0, 0); err != nil || len(msgs) != 2 || msgs[0].ID != "m1" || msgs[1].ID != "m2" || msgs[1].Seq != 2 {
+		t.Fatalf("ann's messages = %+v, %v; want m1 and m2, once each", msgs, err)
+	}
+	if msgs, err := db.Messages(ctx, bob, "t9", 0, 0); err != nil || len(msgs) != 1 {
+		t.Fatalf("bob's messages = %+v, %v; want b1, in a thread the move created", msgs, err)
+	}
+	jobs, err := db.Jobs(ctx, memento.JobFilter{Kind: "extract"})
+	if err != nil || len(jobs) != 3 {
+		t.Fatalf("jobs = %d, %v; want m1's from the first append and one each for m2 and b1", len(jobs), err)
+	}
+	// The intake forgets what reached the store.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := db.intake.read.QueryRow(`SELECT count(*) FROM intake`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rows still in the intake after they reached the store", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// openAt opens the store at path for the test.
+func openAt(t *testing.T, path string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), path, Options{Logger: quiet, Intake: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestAppendsAndTurnsNumberOneThread appends and saves turns in one thread
+// from several goroutines at once (run with -race): every message gets
+// the number it was answered with, and the numbers run 1..n.
+func TestAppendsAndTurnsNumberOneThread(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{Intake: true})
+	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	const writers, each = 4, 15
+	var mu sync.Mutex
+	answered := map[string]int64{}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				var stored []memento.Message
+				var err error
+				if (w+i)%3 == 0 {
+					stored, err = db.SaveTurn(ctx, memento.Turn{Scope: ann, Thread: "t1",
+						Messages: []memento.Message{{ID: id, Role: memento.RoleUser, Text: "turn " + id}, {ID: id + "r", Role: memento.RoleAssistant, Text: "reply"}}})
+				} else {
+					var res *memento.AppendResult
+					res, err = db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: id, Role: memento.RoleUser, Text: "append " + id}}, extractJobs)
+					if res != nil {
+						stored = res.Messages
+					}
+				}
+				if err != nil {
+					t.Errorf("%s: %v", id, err)
+					return
+				}
+				mu.Lock()
+				for _, m := range stored {
+					answered[m.ID] = m.Seq
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	msgs, err := db.Messages(ctx, ann, "t1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != len(answered) {
+		t.Fatalf("%d messages stored, %d answered", len(msgs), len(answered))
+	}
+	for i, m := range msgs {
+		if m.Seq != int64(i+1) {
+			t.Errorf("message %d is numbered %d", i+1, m.Seq)
+		}
+		if answered[m.ID] != m.Seq {
+			t.Errorf("message %s stored as %d, answered as %d", m.ID, m.Seq, answered[m.ID])
+		}
+	}
+	st, err := db.ThreadState(ctx, ann, "t1")
+	if err != nil || st.LastSeq != int64(len(msgs)) {
+		t.Errorf("thread state = %+v, %v; want its newest message %d", st, err, len(msgs))
+	}
+}
+
+// TestOneProcessHasTheIntake opens the store twice, as two processes
+// would: both append to the intake, the first moves what both appended,
+// and the messages keep the numbers they were answered with, in the order
+// they were acknowledged, whichever process reads them.
+func TestOneProcessHasTheIntake(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memento.db")
+	first := openAt(t, path)
+	second := openAt(t, path)
+	if first.intake == nil || second.intake == nil || first.intake.owner == nil || second.intake.owner != nil {
+		t.Fatal("want an intake in each, moved by the first")
+	}
+	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	for i := range 10 {
+		db := first
+		if i%2 == 1 {
+			db = second
+		}
+		res, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: fmt.Sprint("m", i), Role: memento.RoleUser, Text: "hello"}}, extractJobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Messages[0].Seq != int64(i+1) {
+			t.Errorf("m%d answered as %d", i, res.Messages[0].Seq)
+		}
+	}
+	for _, db := range []*DB{second, first} {
+		msgs, err := db.Messages(ctx, ann, "t1", 0, 0)
+		if err != nil || len(msgs) != 10 {
+			t.Fatalf("messages = %d, %v; want 10", len(msgs), err)
+		}
+		for i, m := range msgs {
+			if m.Seq != int64(i+1) || m.ID != fmt.Sprint("m", i) {
+				t.Errorf("message %d is %s, numbered %d", i+1, m.ID, m.Seq)
+			}
+		}
+	}
+	if jobs, err := second.Jobs(ctx, memento.JobFilter{Kind: "extract"}); err != nil || len(jobs) != 10 {
+		t.Errorf("jobs = %d, %v; want one per message", len(jobs), err)
+	}
+}
