@@ -59,6 +59,9 @@ func (m *Main) tortureSetup(keep bool) (*tortureEnv, error) {
 	if m.Config.Schema != "" {
 		args = append(args, "--schema", m.Config.Schema)
 	}
+	if m.Config.Intake {
+		args = append(args, "--intake")
+	}
 	dir, err := os.MkdirTemp("", "memento-torture-")
 	if err != nil {
 		return nil, err
