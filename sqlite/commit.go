@@ -257,22 +257,19 @@ func (c *committer) isClosed() bool {
 	return c.closed
 }
 
-// post queues fn as a background request and returns at once: for a
-// write whose outcome nobody waits on (the intake's deletions of what
-// reached the store). It reports whether fn was queued.
+// post queues fn as a background request, once the queue has room, and
+// returns without waiting for it to run: for a write whose outcome
+// nobody waits on (the intake's record of its progress, its deletions of
+// what reached the store). It reports whether fn was queued (not after
+// close).
 func (c *committer) post(fn func(ctx context.Context, tx *sql.Tx) error) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
 		return false
 	}
-	r := &commitRequest{ctx: context.Background(), fn: fn, done: make(chan error, 1)}
-	select {
-	case c.reqs <- r:
-		return true
-	default:
-		return false // full: a later deletion covers this one's rows
-	}
+	c.reqs <- &commitRequest{ctx: context.Background(), fn: fn, done: make(chan error, 1)}
+	return true
 }
 
 // recordWriteTimes fills t from the moments a write was sent to the

@@ -356,8 +356,9 @@ func (in *intake) waitMoved(ctx context.Context, row int64) error {
 			moved, ch, failing = in.moved, in.movedCh, in.failing
 			in.mu.Unlock()
 		} else {
-			if err := in.read.QueryRowContext(ctx, `SELECT moved FROM intake_state`).Scan(&moved); err != nil {
-				return fmt.Errorf("read the intake: %w", err)
+			var err error
+			if moved, err = in.movedUpTo(ctx); err != nil {
+				return err
 			}
 			poll = time.After(2 * time.Millisecond)
 		}
@@ -375,6 +376,21 @@ func (in *intake) waitMoved(ctx context.Context, row int64) error {
 			return fmt.Errorf("wait for acknowledged messages to reach the store: %w", ctx.Err())
 		}
 	}
+}
+
+// movedUpTo returns the newest row the store holds with every one before
+// it: the mover's, or in another process the one it recorded.
+func (in *intake) movedUpTo(ctx context.Context) (int64, error) {
+	if in.owner != nil {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return in.moved, nil
+	}
+	var moved int64
+	if err := in.read.QueryRowContext(ctx, `SELECT moved FROM intake_state`).Scan(&moved); err != nil {
+		return 0, fmt.Errorf("read the intake: %w", err)
+	}
+	return moved, nil
 }
 
 // lastSeq returns the thread's newest sequence number in the store. The
@@ -397,16 +413,19 @@ func (in *intake) append(ctx context.Context, s memento.Scope, thread string, ms
 	}
 	unlock := in.lockThread(s, thread)
 	defer unlock()
+	// The thread's newest number and the ids given are read from the
+	// store before the intake's write, so that its batch does not wait
+	// for the store's readers: rows up to moved were in the store when
+	// it was read, and the write reads the store again if the intake
+	// deleted rows after moved meanwhile (moved to the store after this
+	// read, and no longer in the intake; stored).
+	in.mu.Lock()
+	moved := in.moved
+	in.mu.Unlock()
 	base, err := in.lastSeq(ctx, s, thread)
 	if err != nil {
 		return nil, err
 	}
-	// The ids given are looked up in the store before the intake's
-	// write, so that its batch does not wait for the store's readers:
-	// rows up to moved were in the store when it was read.
-	in.mu.Lock()
-	moved := in.moved
-	in.mu.Unlock()
 	inStore := map[string]memento.Message{}
 	for _, m := range msgs {
 		if m.ID == "" {
@@ -432,6 +451,13 @@ func (in *intake) append(ctx context.Context, s memento.Scope, thread string, ms
 			return fmt.Errorf("read the intake: %w", err)
 		}
 		seq := max(base, queued.Int64)
+		if in.stale(moved) {
+			again, err := in.lastSeq(ctx, s, thread)
+			if err != nil {
+				return err
+			}
+			seq = max(seq, again)
+		}
 		byID := map[string]int{}
 		for _, m := range msgs {
 			if m.ID != "" {
@@ -531,7 +557,7 @@ func (in *intake) stored(ctx context.Context, tx *sql.Tx, s memento.Scope, id st
 	if !errors.Is(err, sql.ErrNoRows) {
 		return m, false, fmt.Errorf("look up message %s: %w", id, err)
 	}
-	if in.owner != nil && in.deleted.Load() <= moved {
+	if !in.stale(moved) {
 		return m, false, nil
 	}
 	m, err = scanMessage(in.db.read.QueryRowContext(ctx, sqlMessageByID, s.Tenant, s.User, id))
@@ -542,6 +568,14 @@ func (in *intake) stored(ctx context.Context, tx *sql.Tx, s memento.Scope, id st
 		return m, false, fmt.Errorf("look up message %s: %w", id, err)
 	}
 	return m, false, nil
+}
+
+// stale reports, in the intake's write transaction, whether what an
+// append read from the store when the mover had moved the rows up to
+// moved may miss rows the intake no longer holds: it deleted rows past
+// moved since, or another process may have (it is not the owner).
+func (in *intake) stale(moved int64) bool {
+	return in.owner == nil || in.deleted.Load() > moved
 }
 
 // intakeRow is a row of the intake as the mover reads it.
@@ -711,9 +745,10 @@ func (in *intake) forgetter() {
 // the oldest of them was acknowledged.
 func (in *intake) lag(ctx context.Context) (memento.QueueLag, error) {
 	l := memento.QueueLag{Kind: IntakeKind}
-	in.mu.Lock()
-	after := in.moved
-	in.mu.Unlock()
+	after, err := in.movedUpTo(ctx)
+	if err != nil {
+		return l, err
+	}
 	var oldest sql.NullInt64
 	if err := in.read.QueryRowContext(ctx, `SELECT count(*), min(created_at) FROM intake WHERE row > ?`, after).Scan(&l.Waiting, &oldest); err != nil {
 		return l, fmt.Errorf("read the intake's lag: %w", err)
