@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -218,6 +219,36 @@ func openIntake(ctx context.Context, db *DB) (*intake, error) {
 	go in.forgetter()
 	in.nudge()
 	return in, nil
+}
+
+// drainIntake moves to the store what an earlier run with the intake
+// left in it, for a store opened without it: those messages were
+// acknowledged. A file that is not there, or an intake another process
+// moves, needs nothing.
+func (db *DB) drainIntake(ctx context.Context) error {
+	if _, err := os.Stat(db.path + "-intake"); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	in, err := openIntake(ctx, db)
+	if err != nil || in == nil || in.owner == nil {
+		if in != nil {
+			in.close()
+		}
+		return err
+	}
+	defer in.close()
+	left, err := in.lag(ctx)
+	if err != nil {
+		return err
+	}
+	if left.Waiting == 0 {
+		return nil
+	}
+	if err := in.settleAll(ctx); err != nil {
+		return fmt.Errorf("move the %d messages left in the intake %s: %w", left.Waiting, in.path, err)
+	}
+	db.logger.Info("intake: moved the messages an earlier run left in it", "messages", left.Waiting, "path", in.path)
+	return nil
 }
 
 // driverName is the database/sql name of modernc.org/sqlite.

@@ -298,3 +298,50 @@ func TestOneProcessHasTheIntake(t *testing.T) {
 		t.Errorf("jobs = %d, %v; want one per message", len(jobs), err)
 	}
 }
+
+// TestOpenWithoutTheIntakeMovesWhatItLeft opens without the intake a store
+// whose intake holds acknowledged messages (a run with it ended before it
+// could move them): they reach the store before Open returns.
+func TestOpenWithoutTheIntakeMovesWhatItLeft(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memento.db")
+	db, err := Open(ctx, path, Options{Logger: quiet, Intake: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	left, err := sql.Open(driverName, "file:"+path+"-intake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := nanos(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if _, err := left.Exec(`INSERT INTO intake (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, jobs)
+		VALUES ('default', 'ann', 't1', 'm1', 1, 'user', 'hello', ?, ?, '[{"kind":"extract","payload":{"message":"m1"}}]')`, at, at); err != nil {
+		t.Fatal(err)
+	}
+	left.Close()
+
+	db, err = Open(ctx, path, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if db.intake != nil {
+		t.Fatal("a store opened without the intake kept it open")
+	}
+	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	if msgs, err := db.Messages(ctx, ann, "t1", 0, 0); err != nil || len(msgs) != 1 || msgs[0].ID != "m1" {
+		t.Fatalf("messages = %+v, %v; want m1, moved at Open", msgs, err)
+	}
+	if n, err := db.Unfinished(ctx); err != nil || n != 1 {
+		t.Fatalf("unfinished = %d, %v; want m1's job", n, err)
+	}
+	// A message appended now, without the intake, follows it.
+	res, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: "m2", Role: memento.RoleUser, Text: "again"}}, nil)
+	if err != nil || res.Messages[0].Seq != 2 {
+		t.Fatalf("append = %+v, %v; want seq 2", res, err)
+	}
+}

@@ -361,6 +361,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 			db.Close()
 			return nil, fmt.Errorf("open %s: %w", path, err)
 		}
+	} else if !memory {
+		if err := db.drainIntake(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
 	}
 	return db, nil
 }
