@@ -34,8 +34,9 @@
 // store, so nothing acknowledged is ever missing from an answer. An
 // append and a turn of one thread number its messages under one lock, so
 // the numbers an append answers are the ones stored. One process at a
-// time holds the intake (a lock file beside it); another process on the
-// same file appends directly. Unfinished, QueueLag and JobStats count the
+// time moves the intake (a lock file beside it); another process on the
+// same file appends to it too, waits on the progress the owner records,
+// and takes the intake over when the owner stops. Unfinished, QueueLag and JobStats count the
 // messages still in the intake under the kind "intake". A store opened
 // without the option first moves what an earlier run with it left in the
 // intake, so turning it off loses nothing. It is off by

@@ -105,8 +105,9 @@ type intake struct {
 	path string
 	// owner is the lock of the process that moves the intake's rows,
 	// held while it is open; nil in another process, which appends to
-	// the intake and waits for the owner's mover (intake_state.moved).
-	owner   *processLock
+	// the intake, waits for the owner's mover (intake_state.moved) and
+	// tries to take the lock over every intakeContend (contend).
+	owner   atomic.Pointer[processLock]
 	write   *sql.DB
 	read    *sql.DB
 	commits *committer
@@ -137,6 +138,8 @@ type intake struct {
 	stop      chan struct{}
 	stopped   chan struct{}
 	closeOnce sync.Once
+	// contendStop ends contend; contendDone is closed when it has.
+	contendStop, contendDone chan struct{}
 
 	// forget is the newest row the store holds, for the forgetter to
 	// delete from the intake once the store's log is on disk.
@@ -156,19 +159,21 @@ type threadLock struct {
 // One process at a time moves its rows to the store: the one that holds
 // the lock on a file beside it (flock(2)). It starts the mover, which
 // first writes to the store what a previous process left. Another process
-// on the same store appends to the intake too and reads the owner's
-// progress from the file; where no lock can be had at all (a platform
-// without flock), there is no intake and appends go to the store.
+// on the same store appends to the intake too, reads the owner's
+// progress from the file and takes the intake over once the owner has
+// stopped (contend); where no lock can be had at all (a platform without
+// flock), there is no intake and appends go to the store.
 func openIntake(ctx context.Context, db *DB) (*intake, error) {
 	owner, err := lockProcess(db.path + "-intake.lock")
 	if err != nil && probeProcess(db.path+"-intake.lock") == lockUnknown {
 		db.logger.Info("intake: no lock to decide which process moves it; appends go to the store directly", "err", err)
 		return nil, nil
 	}
-	in := &intake{owner: owner, db: db, path: db.path + "-intake", levels: newSyncLevels(db.opts.Synchronous, false), locks: map[threadKey]*threadLock{},
+	in := &intake{db: db, path: db.path + "-intake", levels: newSyncLevels(db.opts.Synchronous, false), locks: map[threadKey]*threadLock{},
 		movedCh: make(chan struct{}),
 		wake:    make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
-		forgetWake: make(chan struct{}, 1), forgetStop: make(chan struct{}), forgetDone: make(chan struct{})}
+		forgetWake: make(chan struct{}, 1), forgetStop: make(chan struct{}), forgetDone: make(chan struct{}),
+		contendStop: make(chan struct{}), contendDone: make(chan struct{})}
 	fail := func(err error) (*intake, error) {
 		in.close()
 		return nil, fmt.Errorf("open the intake %s: %w", in.path, err)
@@ -192,34 +197,85 @@ func openIntake(ctx context.Context, db *DB) (*intake, error) {
 	}
 	in.commits = newCommitter(in.pin, nil, in.logSync)
 	if owner == nil {
+		go in.contend()
 		return in, nil
 	}
-	// What a previous process acknowledged and did not move is moved
-	// first, and reads wait for it like for any other.
+	close(in.contendDone) // nothing to contend for
+	if err := in.takeOver(ctx, owner); err != nil {
+		owner.release()
+		return fail(err)
+	}
+	return in, nil
+}
+
+// intakeContend is how often a process that does not move the intake
+// tries to take it over, so that the rows it appends keep moving once the
+// process that moved them has stopped.
+const intakeContend = 500 * time.Millisecond
+
+// contend tries to take the intake's lock every intakeContend until it
+// has it or the intake closes.
+func (in *intake) contend() {
+	defer close(in.contendDone)
+	tick := time.NewTicker(intakeContend)
+	defer tick.Stop()
+	for {
+		select {
+		case <-in.contendStop:
+			return
+		case <-tick.C:
+		}
+		owner, err := lockProcess(in.db.path + "-intake.lock")
+		if err != nil {
+			continue
+		}
+		if err := in.takeOver(context.Background(), owner); err != nil {
+			owner.release()
+			in.db.logger.Error("intake: could not take over moving it", "err", err)
+			continue
+		}
+		in.db.logger.Info("intake: this process moves it now", "path", in.path)
+		return
+	}
+}
+
+// takeOver makes this process the one that moves the intake's rows, with
+// owner its lock: what is in the intake past the recorded progress is
+// moved first (again, if a process died before it could record or delete
+// it), and reads wait for it like for any other.
+func (in *intake) takeOver(ctx context.Context, owner *processLock) error {
 	var first sql.NullInt64
 	var left int
 	if err := in.read.QueryRowContext(ctx, `SELECT min(row), count(*) FROM intake`).Scan(&first, &left); err != nil {
-		return fail(err)
+		return err
 	}
+	moved := int64(0)
 	if first.Valid {
-		in.moved = first.Int64 - 1
-		db.logger.Info("intake: acknowledged messages not yet in the store, moving them", "messages", left, "path", in.path)
+		moved = first.Int64 - 1
+		in.db.logger.Info("intake: acknowledged messages not yet in the store or not yet forgotten, moving them", "messages", left, "path", in.path)
 	} else {
 		// Rows are numbered on from the highest ever used (AUTOINCREMENT).
 		var seq sql.NullInt64
 		if err := in.read.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'intake'`).Scan(&seq); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fail(err)
+			return err
 		}
-		in.moved = seq.Int64
+		moved = seq.Int64
 	}
-	if _, err := in.write.ExecContext(ctx, `UPDATE intake_state SET moved = ?`, in.moved); err != nil {
-		return fail(err)
+	if _, err := in.write.ExecContext(ctx, `UPDATE intake_state SET moved = max(moved, ?)`, moved); err != nil {
+		return err
 	}
+	in.mu.Lock()
+	in.moved = moved
+	in.mu.Unlock()
+	in.owner.Store(owner)
 	go in.run()
 	go in.forgetter()
 	in.nudge()
-	return in, nil
+	return nil
 }
+
+// owns reports whether this process moves the intake.
+func (in *intake) owns() bool { return in.owner.Load() != nil }
 
 // drainIntake moves to the store what an earlier run with the intake
 // left in it, for a store opened without it: those messages were
@@ -230,7 +286,7 @@ func (db *DB) drainIntake(ctx context.Context) error {
 		return nil
 	}
 	in, err := openIntake(ctx, db)
-	if err != nil || in == nil || in.owner == nil {
+	if err != nil || in == nil || !in.owns() {
 		if in != nil {
 			in.close()
 		}
@@ -285,7 +341,11 @@ func (in *intake) pin(ctx context.Context, _ bool) (*pinnedWriter, error) {
 // EUNAVAILABLE. The store's committer must still run.
 func (in *intake) close() {
 	in.closeOnce.Do(func() {
-		if in.owner != nil && in.commits != nil {
+		if in.commits != nil {
+			close(in.contendStop)
+			<-in.contendDone
+		}
+		if in.owns() {
 			close(in.stop)
 			<-in.stopped
 			close(in.forgetStop)
@@ -303,8 +363,8 @@ func (in *intake) close() {
 		if in.write != nil {
 			in.write.Close()
 		}
-		if in.owner != nil {
-			in.owner.release()
+		if owner := in.owner.Load(); owner != nil {
+			owner.release()
 		}
 	})
 }
@@ -382,7 +442,7 @@ func (in *intake) waitMoved(ctx context.Context, row int64) error {
 		var ch <-chan struct{}
 		var poll <-chan time.Time
 		var failing error
-		if in.owner != nil {
+		if in.owns() {
 			in.mu.Lock()
 			moved, ch, failing = in.moved, in.movedCh, in.failing
 			in.mu.Unlock()
@@ -412,7 +472,7 @@ func (in *intake) waitMoved(ctx context.Context, row int64) error {
 // movedUpTo returns the newest row the store holds with every one before
 // it: the mover's, or in another process the one it recorded.
 func (in *intake) movedUpTo(ctx context.Context) (int64, error) {
-	if in.owner != nil {
+	if in.owns() {
 		in.mu.Lock()
 		defer in.mu.Unlock()
 		return in.moved, nil
@@ -606,7 +666,7 @@ func (in *intake) stored(ctx context.Context, tx *sql.Tx, s memento.Scope, id st
 // moved may miss rows the intake no longer holds: it deleted rows past
 // moved since, or another process may have (it is not the owner).
 func (in *intake) stale(moved int64) bool {
-	return in.owner == nil || in.deleted.Load() > moved
+	return !in.owns() || in.deleted.Load() > moved
 }
 
 // intakeRow is a row of the intake as the mover reads it.
@@ -670,8 +730,9 @@ func (in *intake) run() {
 }
 
 // move writes the oldest rows not yet moved to the store, in one request
-// of its group commit that waits for the disk, then has the intake
-// delete them. It returns how many rows it moved.
+// of its group commit that does not wait for the disk, records its
+// progress and hands the rows to the forgetter. It returns how many rows
+// it moved.
 func (in *intake) move(ctx context.Context) (int, error) {
 	in.mu.Lock()
 	after := in.moved

@@ -266,7 +266,7 @@ func TestOneProcessHasTheIntake(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memento.db")
 	first := openAt(t, path)
 	second := openAt(t, path)
-	if first.intake == nil || second.intake == nil || first.intake.owner == nil || second.intake.owner != nil {
+	if first.intake == nil || second.intake == nil || !first.intake.owns() || second.intake.owns() {
 		t.Fatal("want an intake in each, moved by the first")
 	}
 	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
@@ -296,6 +296,24 @@ func TestOneProcessHasTheIntake(t *testing.T) {
 	}
 	if jobs, err := second.Jobs(ctx, memento.JobFilter{Kind: "extract"}); err != nil || len(jobs) != 10 {
 		t.Errorf("jobs = %d, %v; want one per message", len(jobs), err)
+	}
+
+	// Once the first stops, the second takes the intake over: what it
+	// appends still reaches the store.
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := second.AppendMessages(wait, ann, "t1", []memento.Message{{ID: "after", Role: memento.RoleUser, Text: "still here"}}, extractJobs); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := second.Messages(wait, ann, "t1", 0, 0)
+	if err != nil || len(msgs) != 11 || msgs[10].ID != "after" || msgs[10].Seq != 11 {
+		t.Fatalf("messages after the first closed = %d, %v; want 11, the last appended after", len(msgs), err)
+	}
+	if !second.intake.owns() {
+		t.Error("the second did not take the intake over")
 	}
 }
 
