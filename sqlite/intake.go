@@ -510,9 +510,12 @@ func (in *intake) append(ctx context.Context, s memento.Scope, thread string, ms
 	// it was read, and the write reads the store again if the intake
 	// deleted rows after moved meanwhile (moved to the store after this
 	// read, and no longer in the intake; stored).
-	in.mu.Lock()
-	moved := in.moved
-	in.mu.Unlock()
+	moved := int64(-1) // not the owner: another process deletes
+	if in.owns() {
+		in.mu.Lock()
+		moved = in.moved
+		in.mu.Unlock()
+	}
 	base, err := in.lastSeq(ctx, s, thread)
 	if err != nil {
 		return nil, err
@@ -664,9 +667,10 @@ func (in *intake) stored(ctx context.Context, tx *sql.Tx, s memento.Scope, id st
 // stale reports, in the intake's write transaction, whether what an
 // append read from the store when the mover had moved the rows up to
 // moved may miss rows the intake no longer holds: it deleted rows past
-// moved since, or another process may have (it is not the owner).
+// moved since, or another process may have (this one did not move the
+// intake when it read: moved < 0).
 func (in *intake) stale(moved int64) bool {
-	return !in.owns() || in.deleted.Load() > moved
+	return moved < 0 || in.deleted.Load() > moved
 }
 
 // intakeRow is a row of the intake as the mover reads it.
