@@ -560,23 +560,16 @@ func (in *intake) append(ctx context.Context, s memento.Scope, thread string, ms
 					return err
 				}
 				if found {
-					if old.Thread != thread || old.Role != m.Role || old.Text != m.Text {
-						return memento.Errorf(memento.ECONFLICT,
-							"message id %q is already used by another message (thread %q, %s, %d bytes of text)", m.ID, old.Thread, old.Role, len(old.Text))
+					if err := checkRepeat(m, old, thread); err != nil {
+						return err
 					}
 					res.Messages = append(res.Messages, old)
 					res.Duplicates++
 					continue
 				}
-			} else {
-				m.ID = newID("msg_")
-			}
-			if m.At.IsZero() {
-				m.At = now
 			}
 			seq++
-			m.Tenant, m.User, m.Thread, m.Seq = s.Tenant, s.User, thread, seq
-			m.At, m.CreatedAt = m.At.UTC(), now
+			m = newMessage(m, s, thread, seq, now)
 			var jobs []intakeJob
 			if jobsFor != nil {
 				for _, r := range jobsFor(m) {
@@ -905,7 +898,7 @@ func (db *DB) writeIntake(ctx context.Context, tx *sql.Tx, batch []intakeRow) er
 			return err
 		}
 		if found {
-			if old.Thread != m.Thread || old.Role != m.Role || old.Text != m.Text {
+			if checkRepeat(m, old, m.Thread) != nil {
 				db.logger.Warn("intake: an acknowledged message's id was stored meanwhile by another message; the store keeps that one",
 					"tenant", s.Tenant, "user", s.User, "message", m.ID)
 			}

@@ -166,23 +166,16 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 				// The same message again is a retry, answered with what
 				// was stored; another message under its id would be
 				// lost, so it is refused.
-				if old.Thread != thread || old.Role != m.Role || old.Text != m.Text {
-					return nil, nil, memento.Errorf(memento.ECONFLICT,
-						"message id %q is already used by another message (thread %q, %s, %d bytes of text)", m.ID, old.Thread, old.Role, len(old.Text))
+				if err := checkRepeat(m, old, thread); err != nil {
+					return nil, nil, err
 				}
 				stored = append(stored, old)
 				inserted = append(inserted, false)
 				continue
 			}
-		} else {
-			m.ID = newID("msg_")
-		}
-		if m.At.IsZero() {
-			m.At = now
 		}
 		seq++
-		m.Tenant, m.User, m.Thread, m.Seq = s.Tenant, s.User, thread, seq
-		m.At, m.CreatedAt = m.At.UTC(), now
+		m = newMessage(m, s, thread, seq, now)
 		byID[m.ID] = len(stored)
 		stored = append(stored, m)
 		inserted = append(inserted, true)
@@ -203,6 +196,32 @@ func (db *DB) insertMessages(ctx context.Context, sqlTx *sql.Tx, s memento.Scope
 		return nil, nil, fmt.Errorf("update thread: %w", err)
 	}
 	return stored, inserted, nil
+}
+
+// checkRepeat answers a message m whose id is stored already as old: the
+// same message again is a retry, answered with what was stored; another
+// message under its id would be lost, so it is refused. Errors: ECONFLICT.
+func checkRepeat(m, old memento.Message, thread string) error {
+	if old.Thread != thread || old.Role != m.Role || old.Text != m.Text {
+		return memento.Errorf(memento.ECONFLICT,
+			"message id %q is already used by another message (thread %q, %s, %d bytes of text)", m.ID, old.Thread, old.Role, len(old.Text))
+	}
+	return nil
+}
+
+// newMessage completes a message about to be stored as the seq-th of the
+// thread at now: its scope, a generated "msg_" id unless it has one, and
+// now as its time unless it has one.
+func newMessage(m memento.Message, s memento.Scope, thread string, seq int64, now time.Time) memento.Message {
+	if m.ID == "" {
+		m.ID = newID("msg_")
+	}
+	if m.At.IsZero() {
+		m.At = now
+	}
+	m.Tenant, m.User, m.Thread, m.Seq = s.Tenant, s.User, thread, seq
+	m.At, m.CreatedAt = m.At.UTC(), now
+	return m
 }
 
 // messageRows bounds the messages of one multi-row insert: twelve
