@@ -157,6 +157,12 @@ func TestRunTiny(t *testing.T) {
 		if sc := q.Scheduling; sc == nil || sc.Wakeups == 0 || sc.P99Ms < sc.P50Ms || sc.P999Ms < sc.P99Ms {
 			t.Errorf("scheduling = %+v; want the scheduler's latency over the stream", sc)
 		}
+		// And how long the log's syncs took that the acknowledgements
+		// waited for.
+		if w := q.Writer; w == nil || w.LogSyncs == 0 || w.LogSync == nil || int64(w.LogSync.Samples) != w.LogSyncs ||
+			w.LogSync.P50Ms <= 0 || w.LogSync.P99Ms < w.LogSync.P50Ms || w.LogSync.MaxMs < w.LogSync.P99Ms || w.LogSync.MeanMs <= 0 {
+			t.Errorf("writer = %+v; want each sync of the log timed", w)
+		}
 	}
 	if res.DBSCAN.Vectors != 300 || res.DBSCAN.Clusters+res.DBSCAN.Noise == 0 {
 		t.Errorf("dbscan = %+v", res.DBSCAN)

@@ -570,6 +570,12 @@ func (db *DB) WriterStats() memento.WriterStats {
 	}
 	if l := c.logSync; l != nil {
 		st.LogSyncs, st.LogSyncSeconds = l.syncs.Load(), time.Duration(l.syncing.Load()).Seconds()
+		st.LogSyncTimes = l.times.Read()
+	}
+	if in := db.intake; in != nil && in.logSync != nil {
+		l := in.logSync
+		st.IntakeLogSyncs, st.IntakeLogSyncSeconds = l.syncs.Load(), time.Duration(l.syncing.Load()).Seconds()
+		st.IntakeLogSyncTimes = l.times.Read()
 	}
 	if k := db.ckpt; k != nil {
 		st.Checkpoints, st.CheckpointSeconds = k.bounds.Load(), time.Duration(k.bounding.Load()).Seconds()

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/memento-ai/memento"
 )
 
 // Syncing the log after the commit, off the writer.
@@ -62,9 +64,10 @@ type logSyncer struct {
 	fmu sync.Mutex // guards f
 	f   *os.File   // the log, opened at the first sync
 
-	// syncs counts the fsyncs and syncing the nanoseconds they took; for
-	// WriterStats.
+	// syncs counts the fsyncs and syncing the nanoseconds they took,
+	// and times how long each took; for WriterStats.
 	syncs, syncing atomic.Int64
+	times          memento.Durations
 }
 
 func newLogSyncer(dbPath string) *logSyncer {
@@ -110,8 +113,10 @@ func (l *logSyncer) runSync() {
 	l.mu.Unlock()
 	start := time.Now()
 	err := sync()
+	took := time.Since(start)
 	l.syncs.Add(1)
-	l.syncing.Add(int64(time.Since(start)))
+	l.syncing.Add(int64(took))
+	l.times.Add(took)
 	l.mu.Lock()
 	l.running = false
 	if err != nil {

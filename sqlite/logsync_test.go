@@ -175,6 +175,45 @@ func TestLogSyncFailureIsReported(t *testing.T) {
 	}
 }
 
+// TestLogSyncTimes checks that the writer's statistics time each sync of
+// the log: a sync held for 40ms is counted at 40ms or more, and a reading
+// taken before it, subtracted, leaves that sync alone. With an intake its
+// syncs are counted apart, as the ones its appends wait for.
+func TestLogSyncTimes(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{})
+	db.ftsMerge.close()
+	gate, began := gateSyncs(t, db, nil)
+	before := db.WriterStats()
+	done := appendOne(db, "ann", "a slow disk")
+	<-began
+	time.Sleep(40 * time.Millisecond)
+	gate <- struct{}{}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	span := db.WriterStats().Sub(before)
+	if span.LogSyncs != 1 || span.LogSyncTimes.Total() != 1 {
+		t.Fatalf("%d syncs, %d timed; want the append's one", span.LogSyncs, span.LogSyncTimes.Total())
+	}
+	if q := span.LogSyncTimes.Quantile(1); q < 40*time.Millisecond || q > time.Second {
+		t.Errorf("the sync held 40ms is counted at %v", q)
+	}
+	if span.IntakeLogSyncs != 0 || span.IntakeLogSyncTimes.Total() != 0 {
+		t.Errorf("a store without an intake counted %d intake syncs", span.IntakeLogSyncs)
+	}
+
+	in := openInternal(t, Options{Intake: true})
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "bo"}
+	if _, err := in.AppendMessages(context.Background(), s, "t", []memento.Message{{Role: memento.RoleUser, Text: "through the intake"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st := in.WriterStats()
+	if st.IntakeLogSyncs == 0 || st.IntakeLogSyncTimes.Total() != st.IntakeLogSyncs || st.IntakeLogSyncSeconds <= 0 {
+		t.Errorf("intake: %d syncs, %d timed, %vs; want the append's sync counted and timed", st.IntakeLogSyncs, st.IntakeLogSyncTimes.Total(), st.IntakeLogSyncSeconds)
+	}
+}
+
 // TestLogSyncerSyncsTheLog checks that the syncer's descriptor is the
 // database's log file, and that it follows the path when the log is made
 // anew.
