@@ -104,3 +104,17 @@ func (c DurationCounts) Quantile(q float64) time.Duration {
 	}
 	return bounds[durationBuckets-2]
 }
+
+// AtMost counts the durations of the buckets whose bound is d or less:
+// those up to d, less any in the bucket that straddles d (at most an
+// eighth under it), which count with the buckets above.
+func (c DurationCounts) AtMost(d time.Duration) int64 {
+	var n int64
+	for i, x := range c {
+		if bounds[i] > d {
+			break
+		}
+		n += x
+	}
+	return n
+}

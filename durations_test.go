@@ -49,6 +49,24 @@ func TestDurationQuantiles(t *testing.T) {
 	}
 }
 
+// AtMost counts the durations up to a bound, to within the bucket that
+// straddles it.
+func TestDurationsAtMost(t *testing.T) {
+	var h memento.Durations
+	for _, ms := range []int{1, 2, 3, 4, 20, 50} {
+		h.Add(time.Duration(ms) * time.Millisecond)
+	}
+	c := h.Read()
+	for _, tc := range []struct {
+		bound    time.Duration
+		min, max int64
+	}{{500 * time.Microsecond, 0, 0}, {5 * time.Millisecond, 3, 4}, {25 * time.Millisecond, 4, 5}, {time.Second, 6, 6}} {
+		if n := c.AtMost(tc.bound); n < tc.min || n > tc.max {
+			t.Errorf("at most %v: %d, want %d to %d", tc.bound, n, tc.min, tc.max)
+		}
+	}
+}
+
 func TestDurationEdges(t *testing.T) {
 	var h memento.Durations
 	if q := h.Read().Quantile(0.99); q != 0 {

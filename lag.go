@@ -152,6 +152,12 @@ func (s WriterStats) Sub(o WriterStats) WriterStats {
 		Checkpoints: s.Checkpoints - o.Checkpoints, CheckpointSeconds: s.CheckpointSeconds - o.CheckpointSeconds}
 }
 
+// WriterReporter reads what a store's one writer has done (SQLite's); the
+// server's /metrics reports the syncs of its logs from it.
+type WriterReporter interface {
+	WriterStats() WriterStats
+}
+
 // WriteTimes is where a write's time went, for a caller that asks
 // (WithWriteTimes): Waited from the call until the store's writer began
 // the write (behind the writes it was running), Wrote from then until the

@@ -167,3 +167,93 @@ func appendAtOnce(t *testing.T, base string, n int) {
 	}
 	wg.Wait()
 }
+
+// fakeWriter reports fixed writer statistics.
+type fakeWriter struct{ st memento.WriterStats }
+
+func (f fakeWriter) WriterStats() memento.WriterStats { return f.st }
+
+// The syncs of the store's logs are served as one histogram per log, the
+// intake's only when it has synced.
+func TestLogSyncsInMetrics(t *testing.T) {
+	var store, intake memento.Durations
+	for _, d := range []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 2 * time.Millisecond, 40 * time.Millisecond} {
+		store.Add(d)
+	}
+	st := memento.WriterStats{LogSyncs: 4, LogSyncSeconds: 0.0443, LogSyncTimes: store.Read()}
+	metrics := scrape(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL)
+	for _, want := range []string{
+		`memento_log_sync_seconds_bucket{log="store",le="0.0005"} 1`,
+		`memento_log_sync_seconds_bucket{log="store",le="0.0025"} 3`,
+		`memento_log_sync_seconds_bucket{log="store",le="0.025"} 3`,
+		`memento_log_sync_seconds_bucket{log="store",le="0.05"} 4`,
+		`memento_log_sync_seconds_bucket{log="store",le="+Inf"} 4`,
+		`memento_log_sync_seconds_sum{log="store"} 0.0443`,
+		`memento_log_sync_seconds_count{log="store"} 4`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(metrics, `{log="intake"`) {
+		t.Errorf("/metrics has intake syncs for a store without an intake")
+	}
+
+	intake.Add(7 * time.Millisecond)
+	st.IntakeLogSyncs, st.IntakeLogSyncSeconds, st.IntakeLogSyncTimes = 1, 0.007, intake.Read()
+	metrics = scrape(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL)
+	for _, want := range []string{`memento_log_sync_seconds_bucket{log="intake",le="0.005"} 0`, `memento_log_sync_seconds_bucket{log="intake",le="0.01"} 1`, `memento_log_sync_seconds_count{log="intake"} 1`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	// A server without a writer to read has no such histogram.
+	if strings.Contains(scrape(t, testServer(t).URL), "memento_log_sync_seconds") {
+		t.Errorf("/metrics has log syncs without a writer")
+	}
+}
+
+// On a real store that measures its writer, the appends' syncs show.
+func TestAppendSyncsInMetrics(t *testing.T) {
+	db := enginetest.Open(t)
+	w, measured := db.(memento.WriterReporter)
+	if !measured {
+		t.Skip("the store has no one writer to measure (PostgreSQL)")
+	}
+	ts := testServer(t, func(s *mhttp.Server) {
+		s.Routes = append(s.Routes, mhttp.RegisterMemory(mhttp.MemoryRoutes{Store: db}))
+		s.Writer = w
+	})
+	appendAtOnce(t, ts.URL, 20)
+	metrics := scrape(t, ts.URL)
+	if !strings.Contains(metrics, `memento_log_sync_seconds_count{log="store"}`) || strings.Contains(metrics, `memento_log_sync_seconds_count{log="store"} 0`) {
+		t.Errorf("/metrics lacks the appends' syncs:\n%s", grepLines(metrics, "memento_log_sync"))
+	}
+}
+
+// scrape reads /metrics of the server at base.
+func scrape(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

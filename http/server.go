@@ -66,6 +66,9 @@ type Server struct {
 	// oldest unfinished job is older than MaxLag (backpressure.go).
 	Lag    memento.LagReporter
 	MaxLag time.Duration
+	// Writer, when set, reads what the store's one writer did (SQLite):
+	// /metrics serves the syncs of its logs (syncmetrics.go).
+	Writer memento.WriterReporter
 
 	// Keys, when set, are the API keys requests authenticate with
 	// (auth.go); admin keys manage them at /v1/keys. RequireKeys makes
@@ -156,6 +159,9 @@ func (s *Server) build() {
 	if s.Lag != nil {
 		s.lag = &lagCache{src: s.Lag}
 		s.Registry.MustRegister(newLagCollector(s.lag))
+	}
+	if s.Writer != nil {
+		s.Registry.MustRegister(newSyncCollector(s.Writer))
 	}
 
 	s.mux = http.NewServeMux()

@@ -132,6 +132,9 @@ func (m *Main) serve(ctx context.Context) error {
 		// MCP over streamable HTTP, behind the same guard and keys.
 		Mounts: map[string]http.Handler{"/mcp": mcpSrv.Handler()},
 	}
+	if w, ok := app.Store.(memento.WriterReporter); ok {
+		srv.Writer = w // SQLite: its logs' syncs in /metrics
+	}
 	if study != nil {
 		srv.Routes = append(srv.Routes, mhttp.RegisterStudy(study))
 	}

@@ -252,3 +252,18 @@ func TestSnapshotPushPull(t *testing.T) {
 		t.Error("push without --user or --all succeeded")
 	}
 }
+
+// `memento serve` on SQLite serves the syncs of its log in /metrics, the
+// floor under its appends' acknowledgements.
+func TestServeReportsLogSyncs(t *testing.T) {
+	a, err := serveWith(t, nil, "--db", filepath.Join(t.TempDir(), "a.db"), "--catalog", profileCatalog(t), "--log-level", "warn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := a.do(t, "POST", "/v1/users/ann/threads/t1/messages", `[{"role":"user","text":"I love westerns"}]`); code != 202 {
+		t.Fatalf("append = %d %v", code, body)
+	}
+	if n := metric(t, a.m.URL(), `memento_log_sync_seconds_count{log="store"}`); n < 1 {
+		t.Errorf("memento_log_sync_seconds_count{log=\"store\"} = %v after an append, want 1 or more", n)
+	}
+}

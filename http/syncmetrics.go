@@ -1,0 +1,47 @@
+package http
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/memento-ai/memento"
+)
+
+// syncBuckets are the bounds, in seconds, of memento_log_sync_seconds.
+var syncBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+
+// syncCollector serves the syncs of a store's logs (SQLite's) as a
+// histogram per log: each sync flushes the disk's write cache, and every
+// append's acknowledgement waits for a whole one, so their tail is the
+// floor under the acknowledgements' that the disk sets. The store counts
+// them in finer buckets (memento.Durations); a sync within an eighth
+// under a bound here may count in the bucket above it.
+type syncCollector struct {
+	src  memento.WriterReporter
+	desc *prometheus.Desc
+}
+
+func newSyncCollector(src memento.WriterReporter) *syncCollector {
+	return &syncCollector{src: src, desc: prometheus.NewDesc("memento_log_sync_seconds",
+		"Syncs of the store's log (log=\"store\") and of its intake's (log=\"intake\", with --intake), which acknowledged appends wait for. SQLite only.",
+		[]string{"log"}, nil)}
+}
+
+func (c *syncCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.src.WriterStats()
+	c.histogram(ch, "store", st.LogSyncTimes, st.LogSyncSeconds)
+	if st.IntakeLogSyncs > 0 {
+		c.histogram(ch, "intake", st.IntakeLogSyncTimes, st.IntakeLogSyncSeconds)
+	}
+}
+
+func (c *syncCollector) histogram(ch chan<- prometheus.Metric, log string, counts memento.DurationCounts, secs float64) {
+	buckets := make(map[float64]uint64, len(syncBuckets))
+	for _, b := range syncBuckets {
+		buckets[b] = uint64(counts.AtMost(time.Duration(b * float64(time.Second))))
+	}
+	ch <- prometheus.MustNewConstHistogram(c.desc, uint64(counts.Total()), secs, buckets, log)
+}
