@@ -70,6 +70,8 @@ type commitRequest struct {
 	// caller's record of where the write's time went.
 	times   *memento.WriteTimes
 	started time.Time
+	// prio is the queue the request came by (prioUrgent, ...).
+	prio int
 }
 
 // committer runs the group commits of one DB on its writer pool.
@@ -198,7 +200,7 @@ func (db *DB) commitAt(ctx context.Context, prio int, lazy bool, fn func(ctx con
 	}
 	foreground(ctx)
 	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: db.syncLevels.switches() && lazy,
-		times: memento.WriteTimesFrom(ctx)}
+		times: memento.WriteTimesFrom(ctx), prio: prio}
 	var sent time.Time
 	if r.times != nil {
 		sent = time.Now()
@@ -386,7 +388,18 @@ func (c *committer) run(first *commitRequest) {
 	// waited says that a write somebody waits on joined this batch of
 	// jobs' writes.
 	waited := false
+	// urgent says that an urgent write (an acknowledgement) is in the
+	// batch: from then on it takes only urgent writes, so that the
+	// acknowledgement waits for no chat turn's save nor any other write
+	// queued behind it (a turn is a millisecond of the writer, and the
+	// batch's commit writes its pages too); those begin the next batch.
+	urgent := false
 	for r, n := first, 1; r != nil; r, n = c.next(n, start), n+1 {
+		if urgent && r.prio != prioUrgent {
+			c.held = r
+			break
+		}
+		urgent = urgent || r.prio == prioUrgent
 		switch {
 		case r.job && !first.job:
 			// A write waited on does not wait for jobs' writes: a

@@ -110,6 +110,9 @@ func TestGroupCommitFailureStaysWithItsRequest(t *testing.T) {
 				return []memento.JobRequest{{Kind: "extract", Payload: m.ID}}
 			})
 	}
+	// The requests that fail are urgent like the appends, so that the
+	// batch takes them all (an acknowledgement's batch takes no other
+	// kind of write).
 	var errPartial, errUnique, errPanic, errWithdrawn error
 	withdraw, cancel := context.WithCancel(ctx)
 
@@ -117,7 +120,7 @@ func TestGroupCommitFailureStaysWithItsRequest(t *testing.T) {
 	rig.send(func() { appendOne(1) })
 	// Writes a user, then fails: the user must not be kept.
 	rig.send(func() {
-		errPartial = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		errPartial = db.urgentTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			if _, err := db.ensureUser(ctx, tx, memento.Scope{Tenant: memento.DefaultTenant, User: "ghost"}); err != nil {
 				return err
 			}
@@ -127,7 +130,7 @@ func TestGroupCommitFailureStaysWithItsRequest(t *testing.T) {
 	rig.send(func() { appendOne(2) })
 	// A statement that violates a constraint inside the transaction.
 	rig.send(func() {
-		errUnique = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		errUnique = db.urgentTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			if _, err := db.ensureUser(ctx, tx, memento.Scope{Tenant: memento.DefaultTenant, User: "ghost2"}); err != nil {
 				return err
 			}
@@ -137,7 +140,7 @@ func TestGroupCommitFailureStaysWithItsRequest(t *testing.T) {
 	})
 	rig.send(func() { appendOne(3) })
 	rig.send(func() {
-		errPanic = db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		errPanic = db.urgentTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			if _, err := db.ensureUser(ctx, tx, memento.Scope{Tenant: memento.DefaultTenant, User: "ghost3"}); err != nil {
 				return err
 			}
@@ -147,7 +150,7 @@ func TestGroupCommitFailureStaysWithItsRequest(t *testing.T) {
 	rig.send(func() { appendOne(4) })
 	// Its caller gives up while it waits: it is withdrawn, not written.
 	rig.send(func() {
-		errWithdrawn = db.groupTx(withdraw, func(ctx context.Context, tx *sql.Tx) error {
+		errWithdrawn = db.urgentTx(withdraw, func(ctx context.Context, tx *sql.Tx) error {
 			_, err := db.ensureUser(ctx, tx, memento.Scope{Tenant: memento.DefaultTenant, User: "ghost4"})
 			return err
 		})
@@ -312,6 +315,49 @@ func TestUrgentWritesGoFirst(t *testing.T) {
 	rig.release()
 	if want := []string{"first", "urgent", "turn", "background 1", "background 2"}; !slices.Equal(order, want) {
 		t.Errorf("the committer ran %v, want %v", order, want)
+	}
+}
+
+// TestAcknowledgementsCommitWithoutTurns checks that once an urgent write
+// (an append's acknowledgement) is in a batch, the batch takes no other
+// kind of write: the turn and the background writes queued behind it
+// commit in the next batch, and without an urgent write they all share one.
+func TestAcknowledgementsCommitWithoutTurns(t *testing.T) {
+	t.Parallel()
+	for _, withUrgent := range []bool{true, false} {
+		db := openInternal(t, Options{})
+		rig := newBatchRig(t, db)
+		var mu sync.Mutex
+		batch := map[string]int64{} // the batches committed before each ran
+		write := func(name string, prio int) func() {
+			return func() {
+				fn := func(ctx context.Context, tx *sql.Tx) error {
+					mu.Lock()
+					batch[name] = db.commits.batches.Load()
+					mu.Unlock()
+					return nil
+				}
+				if err := db.commitTx(context.Background(), prio, fn); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		rig.send(write("first", prioBackground)) // taken, waiting for the writer
+		rig.send(write("turn", prioTurn))
+		rig.send(write("background", prioBackground))
+		if withUrgent {
+			rig.send(write("urgent", prioUrgent))
+		}
+		rig.release()
+		if !withUrgent {
+			if batch["first"] != batch["turn"] || batch["turn"] != batch["background"] {
+				t.Errorf("without an acknowledgement the writes ran in batches %v, want one", batch)
+			}
+			continue
+		}
+		if batch["urgent"] != batch["first"] || batch["turn"] != batch["urgent"]+1 || batch["background"] != batch["turn"] {
+			t.Errorf("the writes ran in batches %v; want the acknowledgement with the write already running, the turn and the background write in the next", batch)
+		}
 	}
 }
 
