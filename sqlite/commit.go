@@ -388,7 +388,8 @@ func (c *committer) run(first *commitRequest) {
 	// waited says that a write somebody waits on joined this batch of
 	// jobs' writes.
 	waited := false
-	// urgent says that an urgent write (an acknowledgement) is in the
+	// urgent says that an urgent write somebody waits on (an
+	// acknowledgement; not the intake's mover, urgent but lazy) is in the
 	// batch: from then on it takes only urgent writes, so that the
 	// acknowledgement waits for no chat turn's save nor any other write
 	// queued behind it (a turn is a millisecond of the writer, and the
@@ -399,7 +400,7 @@ func (c *committer) run(first *commitRequest) {
 			c.held = r
 			break
 		}
-		urgent = urgent || r.prio == prioUrgent
+		urgent = urgent || r.prio == prioUrgent && !r.job
 		switch {
 		case r.job && !first.job:
 			// A write waited on does not wait for jobs' writes: a

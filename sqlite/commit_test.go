@@ -319,17 +319,19 @@ func TestUrgentWritesGoFirst(t *testing.T) {
 }
 
 // TestAcknowledgementsCommitWithoutTurns checks that once an urgent write
-// (an append's acknowledgement) is in a batch, the batch takes no other
-// kind of write: the turn and the background writes queued behind it
-// commit in the next batch, and without an urgent write they all share one.
+// somebody waits on (an append's acknowledgement) is in a batch, the batch
+// takes no other kind of write: the turn and the background write queued
+// behind it commit in the next batch. Without one they all share a
+// batch; the intake's mover, urgent but waited on by nobody, takes them
+// into its own.
 func TestAcknowledgementsCommitWithoutTurns(t *testing.T) {
 	t.Parallel()
-	for _, withUrgent := range []bool{true, false} {
+	for _, last := range []string{"acknowledgement", "none", "mover"} {
 		db := openInternal(t, Options{})
 		rig := newBatchRig(t, db)
 		var mu sync.Mutex
 		batch := map[string]int64{} // the batches committed before each ran
-		write := func(name string, prio int) func() {
+		write := func(name string, prio int, lazy bool) func() {
 			return func() {
 				fn := func(ctx context.Context, tx *sql.Tx) error {
 					mu.Lock()
@@ -337,21 +339,32 @@ func TestAcknowledgementsCommitWithoutTurns(t *testing.T) {
 					mu.Unlock()
 					return nil
 				}
-				if err := db.commitTx(context.Background(), prio, fn); err != nil {
+				if err := db.commitAt(context.Background(), prio, lazy, fn); err != nil {
 					t.Error(err)
 				}
 			}
 		}
-		rig.send(write("first", prioBackground)) // taken, waiting for the writer
-		rig.send(write("turn", prioTurn))
-		rig.send(write("background", prioBackground))
-		if withUrgent {
-			rig.send(write("urgent", prioUrgent))
+		rig.send(write("first", prioBackground, false)) // taken, waiting for the writer
+		rig.send(write("turn", prioTurn, false))
+		rig.send(write("background", prioBackground, false))
+		switch last {
+		case "acknowledgement":
+			rig.send(write("urgent", prioUrgent, false))
+		case "mover":
+			rig.send(write("urgent", prioUrgent, true))
 		}
 		rig.release()
-		if !withUrgent {
+		switch last {
+		case "none":
 			if batch["first"] != batch["turn"] || batch["turn"] != batch["background"] {
 				t.Errorf("without an acknowledgement the writes ran in batches %v, want one", batch)
+			}
+			continue
+		case "mover":
+			// A lazy write does not join a batch waited on (first), as
+			// before; it begins the next, and the others join it.
+			if batch["urgent"] != batch["first"]+1 || batch["turn"] != batch["urgent"] || batch["background"] != batch["urgent"] {
+				t.Errorf("with the mover the writes ran in batches %v; want the mover, the turn and the background write in one after the first", batch)
 			}
 			continue
 		}
