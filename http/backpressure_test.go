@@ -181,7 +181,7 @@ func TestLogSyncsInMetrics(t *testing.T) {
 		store.Add(d)
 	}
 	st := memento.WriterStats{LogSyncs: 4, LogSyncSeconds: 0.0443, LogSyncTimes: store.Read()}
-	metrics := scrape(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL)
+	_, metrics := fetch(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL+"/metrics")
 	for _, want := range []string{
 		`memento_log_sync_seconds_bucket{log="store",le="0.0005"} 1`,
 		`memento_log_sync_seconds_bucket{log="store",le="0.0025"} 3`,
@@ -201,7 +201,7 @@ func TestLogSyncsInMetrics(t *testing.T) {
 
 	intake.Add(7 * time.Millisecond)
 	st.IntakeLogSyncs, st.IntakeLogSyncSeconds, st.IntakeLogSyncTimes = 1, 0.007, intake.Read()
-	metrics = scrape(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL)
+	_, metrics = fetch(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL+"/metrics")
 	for _, want := range []string{`memento_log_sync_seconds_bucket{log="intake",le="0.005"} 0`, `memento_log_sync_seconds_bucket{log="intake",le="0.01"} 1`, `memento_log_sync_seconds_count{log="intake"} 1`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -209,7 +209,7 @@ func TestLogSyncsInMetrics(t *testing.T) {
 	}
 
 	// A server without a writer to read has no such histogram.
-	if strings.Contains(scrape(t, testServer(t).URL), "memento_log_sync_seconds") {
+	if _, bare := fetch(t, testServer(t).URL+"/metrics"); strings.Contains(bare, "memento_log_sync_seconds") {
 		t.Errorf("/metrics has log syncs without a writer")
 	}
 }
@@ -226,25 +226,10 @@ func TestAppendSyncsInMetrics(t *testing.T) {
 		s.Writer = w
 	})
 	appendAtOnce(t, ts.URL, 20)
-	metrics := scrape(t, ts.URL)
+	_, metrics := fetch(t, ts.URL+"/metrics")
 	if !strings.Contains(metrics, `memento_log_sync_seconds_count{log="store"}`) || strings.Contains(metrics, `memento_log_sync_seconds_count{log="store"} 0`) {
 		t.Errorf("/metrics lacks the appends' syncs:\n%s", grepLines(metrics, "memento_log_sync"))
 	}
-}
-
-// scrape reads /metrics of the server at base.
-func scrape(t *testing.T, base string) string {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // grepLines returns the lines of s that contain sub.
