@@ -15,6 +15,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/internal/jobctx"
+	"github.com/memento-ai/memento/internal/keylock"
 )
 
 // The intake: acknowledgements off the store's writer.
@@ -122,9 +123,8 @@ type intake struct {
 	deleted atomic.Int64
 
 	// locks are the locks of the threads an append or a turn holds or
-	// waits for, each counted by its holders and waiters.
-	locksMu sync.Mutex
-	locks   map[threadKey]*threadLock
+	// waits for.
+	locks keylock.Map[threadKey]
 
 	mu sync.Mutex
 	// moved is the newest row the store holds, with every row before
@@ -149,12 +149,6 @@ type intake struct {
 	forgetDone chan struct{}
 }
 
-// threadLock is the lock of one thread's sequence numbers.
-type threadLock struct {
-	mu   sync.Mutex
-	refs int
-}
-
 // openIntake opens (creating) the intake file of the store at db.path.
 // One process at a time moves its rows to the store: the one that holds
 // the lock on a file beside it (flock(2)). It starts the mover, which
@@ -169,7 +163,7 @@ func openIntake(ctx context.Context, db *DB) (*intake, error) {
 		db.logger.Info("intake: no lock to decide which process moves it; appends go to the store directly", "err", err)
 		return nil, nil
 	}
-	in := &intake{db: db, path: db.path + "-intake", levels: newSyncLevels(db.opts.Synchronous, false), locks: map[threadKey]*threadLock{},
+	in := &intake{db: db, path: db.path + "-intake", levels: newSyncLevels(db.opts.Synchronous, false),
 		movedCh: make(chan struct{}),
 		wake:    make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
 		forgetWake: make(chan struct{}, 1), forgetStop: make(chan struct{}), forgetDone: make(chan struct{}),
@@ -372,24 +366,7 @@ func (in *intake) close() {
 // lockThread takes the lock of a thread's sequence numbers and returns
 // the function that releases it.
 func (in *intake) lockThread(s memento.Scope, thread string) func() {
-	k := threadKey{s, thread}
-	in.locksMu.Lock()
-	l := in.locks[k]
-	if l == nil {
-		l = &threadLock{}
-		in.locks[k] = l
-	}
-	l.refs++
-	in.locksMu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		in.locksMu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(in.locks, k)
-		}
-		in.locksMu.Unlock()
-	}
+	return in.locks.Lock(threadKey{s, thread})
 }
 
 // nudge wakes the mover.

@@ -9,10 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/keylock"
 )
 
 // Bounds of the rounds one backlog job runs before it hands the user over
@@ -129,37 +129,4 @@ func fill(n int, err error) []error {
 // the pipeline's remember jobs (pipeline.Worker) for each message, so that
 // a user's messages are formed one at a time in a process. Its zero value
 // is ready; a user's entry lives only while someone holds or waits for it.
-type Locks struct {
-	mu    sync.Mutex
-	users map[memento.Scope]*userLock
-}
-
-// userLock is a user's mutex with a count of its holders and waiters.
-type userLock struct {
-	mu   sync.Mutex
-	refs int
-}
-
-// Lock takes the user's lock and returns its release.
-func (l *Locks) Lock(s memento.Scope) (unlock func()) {
-	l.mu.Lock()
-	if l.users == nil {
-		l.users = map[memento.Scope]*userLock{}
-	}
-	u := l.users[s]
-	if u == nil {
-		u = &userLock{}
-		l.users[s] = u
-	}
-	u.refs++
-	l.mu.Unlock()
-	u.mu.Lock()
-	return func() {
-		u.mu.Unlock()
-		l.mu.Lock()
-		if u.refs--; u.refs == 0 {
-			delete(l.users, s)
-		}
-		l.mu.Unlock()
-	}
-}
+type Locks = keylock.Map[memento.Scope]

@@ -112,7 +112,7 @@ func TestLocksKeepAUserApart(t *testing.T) {
 	if most != 1 {
 		t.Errorf("%d holders of one user's lock at once", most)
 	}
-	if len(locks.users) != 0 {
-		t.Errorf("%d users left in the map", len(locks.users))
+	if locks.Len() != 0 {
+		t.Errorf("%d users left in the map", locks.Len())
 	}
 }
