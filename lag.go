@@ -139,6 +139,17 @@ type WriterStats struct {
 	// took.
 	Checkpoints       int64   `json:"checkpoints"`
 	CheckpointSeconds float64 `json:"checkpointSeconds"`
+	// LogPages counts the pages the group commits appended to the log:
+	// every page a commit changed, whole, however little of it changed.
+	// They are what the log's syncs wait for and what the checkpoints
+	// copy back into the database file, and unlike the times above they
+	// do not depend on how busy the disk is: pages per write or per
+	// message measure what a change to the writes saves. Writes that do
+	// not go through the group commits (bulk imports, migrations, the
+	// queue's own claims and completions) are not counted.
+	// IntakeLogPages is the same for the intake's log.
+	LogPages       int64 `json:"logPages"`
+	IntakeLogPages int64 `json:"intakeLogPages,omitempty"`
 }
 
 // Sub returns the difference s - o: what was written between two readings.
@@ -149,7 +160,8 @@ func (s WriterStats) Sub(o WriterStats) WriterStats {
 		LogSyncs:        s.LogSyncs - o.LogSyncs, LogSyncSeconds: s.LogSyncSeconds - o.LogSyncSeconds,
 		LogSyncTimes:   s.LogSyncTimes.Sub(o.LogSyncTimes),
 		IntakeLogSyncs: s.IntakeLogSyncs - o.IntakeLogSyncs, IntakeLogSyncSeconds: s.IntakeLogSyncSeconds - o.IntakeLogSyncSeconds, IntakeLogSyncTimes: s.IntakeLogSyncTimes.Sub(o.IntakeLogSyncTimes),
-		Checkpoints: s.Checkpoints - o.Checkpoints, CheckpointSeconds: s.CheckpointSeconds - o.CheckpointSeconds}
+		Checkpoints: s.Checkpoints - o.Checkpoints, CheckpointSeconds: s.CheckpointSeconds - o.CheckpointSeconds,
+		LogPages: s.LogPages - o.LogPages, IntakeLogPages: s.IntakeLogPages - o.IntakeLogPages}
 }
 
 // WriterReporter reads what a store's one writer has done (SQLite's); the

@@ -780,6 +780,27 @@ type WriterUse struct {
 	// bounds, at most an eighth above the true ones (memento.Durations).
 	LogSync       *Latency `json:"logSync,omitempty"`
 	IntakeLogSync *Latency `json:"intakeLogSync,omitempty"`
+	// LogPages are the pages the group commits appended to the log
+	// (memento.WriterStats.LogPages), per write and, for a span that
+	// stored a known number of messages, per message: everything the
+	// writer wrote meanwhile (the messages, their jobs' memories,
+	// preferences and events, the full-text merges) over the messages.
+	// Unlike the shares above they do not depend on the disk, so two
+	// trees compare on them within a page. IntakeLogPages are the
+	// intake's log's, when the store has one.
+	LogPages           int64   `json:"logPages"`
+	LogPagesPerWrite   float64 `json:"logPagesPerWrite"`
+	LogPagesPerMessage float64 `json:"logPagesPerMessage,omitempty"`
+	IntakeLogPages     int64   `json:"intakeLogPages,omitempty"`
+}
+
+// perMessage sets u's pages per message for a span that stored n
+// messages.
+func (u *WriterUse) perMessage(n int) *WriterUse {
+	if u != nil && n > 0 {
+		u.LogPagesPerMessage = round3(float64(u.LogPages+u.IntakeLogPages) / float64(n))
+	}
+	return u
 }
 
 // syncLatency summarises counted sync durations that took secs in all.
@@ -811,6 +832,10 @@ func writerUse(db any, before memento.WriterStats, secs float64) *WriterUse {
 	u.IntakeLogSync = syncLatency(d.IntakeLogSyncTimes, d.IntakeLogSyncSeconds)
 	if d.Commits > 0 {
 		u.WritesPerCommit = round3(float64(d.Writes) / float64(d.Commits))
+	}
+	u.LogPages, u.IntakeLogPages = d.LogPages, d.IntakeLogPages
+	if d.Writes > 0 {
+		u.LogPagesPerWrite = round3(float64(d.LogPages) / float64(d.Writes))
 	}
 	return u
 }
@@ -863,7 +888,7 @@ func measureQueue(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, tag strin
 		return queueRun{}, err
 	}
 	secs := time.Since(start).Seconds()
-	out := queueRun{all: Throughput{Messages: n, Seconds: round3(secs), MsgsPerSec: round3(float64(n) / secs)}, writer: writerUse(d.DB, wstart, secs)}
+	out := queueRun{all: Throughput{Messages: n, Seconds: round3(secs), MsgsPerSec: round3(float64(n) / secs)}, writer: writerUse(d.DB, wstart, secs).perMessage(n)}
 	lags, last, _ := obs.lags(ids)
 	out.lag = summarise(lags)
 	if !last.IsZero() {
@@ -953,7 +978,7 @@ func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, tag string
 		IngestAck:      summarise(ackMs),
 		Lag:            summarise(lags),
 		Unseen:         unseen,
-		Writer:         writerUse(d.DB, wstart, end.Sub(start).Seconds()),
+		Writer:         writerUse(d.DB, wstart, end.Sub(start).Seconds()).perMessage(n),
 		AckPhases:      ackPhases(times, ackMs),
 		Scheduling:     sched.since(),
 	}, nil

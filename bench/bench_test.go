@@ -163,6 +163,16 @@ func TestRunTiny(t *testing.T) {
 			w.LogSync.P50Ms <= 0 || w.LogSync.P99Ms < w.LogSync.P50Ms || w.LogSync.MaxMs < w.LogSync.P99Ms || w.LogSync.MeanMs <= 0 {
 			t.Errorf("writer = %+v; want each sync of the log timed", w)
 		}
+		// And the pages the writes appended to the log: each of the 60
+		// messages is a row of a table and of its indexes, and its
+		// memories more.
+		if w := q.Writer; w == nil || w.LogPages < 60 || w.LogPagesPerWrite <= 0 ||
+			w.LogPagesPerMessage != round3(float64(w.LogPages)/60) {
+			t.Errorf("writer = %+v; want the log's pages counted, per write and per message", w)
+		}
+	}
+	if w := res.QueueWriter; w == nil || w.LogPages <= 0 || w.LogPagesPerMessage <= 0 {
+		t.Errorf("queue writer = %+v; want the log's pages counted", w)
 	}
 	if res.DBSCAN.Vectors != 300 || res.DBSCAN.Clusters+res.DBSCAN.Noise == 0 {
 		t.Errorf("dbscan = %+v", res.DBSCAN)

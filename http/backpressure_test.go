@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -180,7 +181,7 @@ func TestLogSyncsInMetrics(t *testing.T) {
 	for _, d := range []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 2 * time.Millisecond, 40 * time.Millisecond} {
 		store.Add(d)
 	}
-	st := memento.WriterStats{LogSyncs: 4, LogSyncSeconds: 0.0443, LogSyncTimes: store.Read()}
+	st := memento.WriterStats{LogSyncs: 4, LogSyncSeconds: 0.0443, LogSyncTimes: store.Read(), LogPages: 1234}
 	_, metrics := fetch(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL+"/metrics")
 	for _, want := range []string{
 		`memento_log_sync_seconds_bucket{log="store",le="0.0005"} 1`,
@@ -190,6 +191,7 @@ func TestLogSyncsInMetrics(t *testing.T) {
 		`memento_log_sync_seconds_bucket{log="store",le="+Inf"} 4`,
 		`memento_log_sync_seconds_sum{log="store"} 0.0443`,
 		`memento_log_sync_seconds_count{log="store"} 4`,
+		`memento_log_pages_total{log="store"} 1234`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -200,17 +202,18 @@ func TestLogSyncsInMetrics(t *testing.T) {
 	}
 
 	intake.Add(7 * time.Millisecond)
-	st.IntakeLogSyncs, st.IntakeLogSyncSeconds, st.IntakeLogSyncTimes = 1, 0.007, intake.Read()
+	st.IntakeLogSyncs, st.IntakeLogSyncSeconds, st.IntakeLogSyncTimes, st.IntakeLogPages = 1, 0.007, intake.Read(), 56
 	_, metrics = fetch(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL+"/metrics")
-	for _, want := range []string{`memento_log_sync_seconds_bucket{log="intake",le="0.005"} 0`, `memento_log_sync_seconds_bucket{log="intake",le="0.01"} 1`, `memento_log_sync_seconds_count{log="intake"} 1`} {
+	for _, want := range []string{`memento_log_sync_seconds_bucket{log="intake",le="0.005"} 0`, `memento_log_sync_seconds_bucket{log="intake",le="0.01"} 1`, `memento_log_sync_seconds_count{log="intake"} 1`,
+		`memento_log_pages_total{log="intake"} 56`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
 
 	// A server without a writer to read has no such histogram.
-	if _, bare := fetch(t, testServer(t).URL+"/metrics"); strings.Contains(bare, "memento_log_sync_seconds") {
-		t.Errorf("/metrics has log syncs without a writer")
+	if _, bare := fetch(t, testServer(t).URL+"/metrics"); strings.Contains(bare, "memento_log_sync_seconds") || strings.Contains(bare, "memento_log_pages_total") {
+		t.Errorf("/metrics has log syncs or pages without a writer")
 	}
 }
 
@@ -230,6 +233,14 @@ func TestAppendSyncsInMetrics(t *testing.T) {
 	if !strings.Contains(metrics, `memento_log_sync_seconds_count{log="store"}`) || strings.Contains(metrics, `memento_log_sync_seconds_count{log="store"} 0`) {
 		t.Errorf("/metrics lacks the appends' syncs:\n%s", grepLines(metrics, "memento_log_sync"))
 	}
+	// However the twenty appends group into commits, each commit
+	// writes a page of the messages table, of each of its indexes and of
+	// its full-text index.
+	var pages float64
+	if _, err := fmt.Sscanf(grepLines(metrics, `memento_log_pages_total{log="store"}`), `memento_log_pages_total{log="store"} %g`, &pages); err != nil || pages < 5 {
+		t.Errorf("/metrics counts %g pages for 20 appends (%v):\n%s", pages, err, grepLines(metrics, "memento_log_pages"))
+	}
+	t.Logf("20 appends appended %g pages to the log", pages)
 }
 
 // grepLines returns the lines of s that contain sub.

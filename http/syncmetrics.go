@@ -17,24 +17,41 @@ var syncBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .
 // floor under the acknowledgements' that the disk sets. The store counts
 // them in finer buckets (memento.Durations); a sync within an eighth
 // under a bound here may count in the bucket above it.
+//
+// It also serves the pages the writer's commits appended to each log
+// (memento.WriterStats.LogPages) as a counter: its rate over the rate of
+// appends is what a message costs the disk, which the syncs and the
+// checkpoints then pay for.
 type syncCollector struct {
-	src  memento.WriterReporter
-	desc *prometheus.Desc
+	src   memento.WriterReporter
+	desc  *prometheus.Desc
+	pages *prometheus.Desc
 }
 
 func newSyncCollector(src memento.WriterReporter) *syncCollector {
-	return &syncCollector{src: src, desc: prometheus.NewDesc("memento_log_sync_seconds",
-		"Syncs of the store's log (log=\"store\") and of its intake's (log=\"intake\", with --intake), which acknowledged appends wait for. SQLite only.",
-		[]string{"log"}, nil)}
+	return &syncCollector{src: src,
+		desc: prometheus.NewDesc("memento_log_sync_seconds",
+			"Syncs of the store's log (log=\"store\") and of its intake's (log=\"intake\", with --intake), which acknowledged appends wait for. SQLite only.",
+			[]string{"log"}, nil),
+		pages: prometheus.NewDesc("memento_log_pages_total",
+			"Pages the writer's group commits appended to the store's log (log=\"store\") and to its intake's (log=\"intake\", with --intake). SQLite only.",
+			[]string{"log"}, nil)}
 }
 
-func (c *syncCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *syncCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	ch <- c.pages
+}
 
 func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.src.WriterStats()
 	c.histogram(ch, "store", st.LogSyncTimes, st.LogSyncSeconds)
+	ch <- prometheus.MustNewConstMetric(c.pages, prometheus.CounterValue, float64(st.LogPages), "store")
 	if st.IntakeLogSyncs > 0 {
 		c.histogram(ch, "intake", st.IntakeLogSyncTimes, st.IntakeLogSyncSeconds)
+	}
+	if st.IntakeLogPages > 0 {
+		ch <- prometheus.MustNewConstMetric(c.pages, prometheus.CounterValue, float64(st.IntakeLogPages), "intake")
 	}
 }
 

@@ -344,6 +344,9 @@ type walIndex struct {
 	change   uint32 // iChange: incremented by every write transaction
 	frames   uint32 // mxFrame: the last valid frame of the log
 	backfill uint32 // nBackfill: frames already copied into the database
+	// salt is aSalt, which changes when a writer begins the log again
+	// from its first frame after a checkpoint.
+	salt uint64
 }
 
 // backlog is the number of committed pages not yet in the database file.
@@ -372,5 +375,5 @@ func readWALIndex(f *os.File) (walIndex, bool) {
 	if ne.Uint32(b[0:]) != walIndexVersion || b[12] != 1 || !bytes.Equal(b[0:48], b[48:96]) {
 		return walIndex{}, false
 	}
-	return walIndex{change: ne.Uint32(b[8:]), frames: ne.Uint32(b[16:]), backfill: ne.Uint32(b[96:])}, true
+	return walIndex{change: ne.Uint32(b[8:]), frames: ne.Uint32(b[16:]), backfill: ne.Uint32(b[96:]), salt: ne.Uint64(b[32:])}, true
 }

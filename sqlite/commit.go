@@ -121,10 +121,13 @@ type committer struct {
 	// disk.
 	taken, batches, requests, unsynced atomic.Int64
 	busy, committing                   atomic.Int64
+	// pages counts the pages the commits appended to the log; nil for
+	// a database without one (in memory).
+	pages *logPages
 }
 
-func newCommitter(pin func(ctx context.Context, durable bool) (*pinnedWriter, error), prepare func(ctx context.Context), logSync *logSyncer) *committer {
-	c := &committer{pin: pin, prepare: prepare, logSync: logSync, maxBatch: maxBatch, maxWork: maxBatchWork,
+func newCommitter(pin func(ctx context.Context, durable bool) (*pinnedWriter, error), prepare func(ctx context.Context), logSync *logSyncer, pages *logPages) *committer {
+	c := &committer{pin: pin, prepare: prepare, logSync: logSync, pages: pages, maxBatch: maxBatch, maxWork: maxBatchWork,
 		reqs: make(chan *commitRequest, maxBatch), turns: make(chan *commitRequest, maxBatch), urgent: make(chan *commitRequest, maxBatch),
 		stopped: make(chan struct{})}
 	c.inReqs, c.inTurns, c.inUrgent = c.reqs, c.turns, c.urgent
@@ -144,6 +147,7 @@ func (c *committer) close() {
 	}
 	c.mu.Unlock()
 	<-c.stopped
+	c.pages.close()
 }
 
 // groupTx runs fn in the next group commit and returns once that
@@ -537,10 +541,13 @@ func (c *committer) begin(batch []*commitRequest, durable bool) (*sql.Tx, *pinne
 // commit commits the batch and answers the requests that ran in it.
 func (c *committer) commit(tx *sql.Tx, pinned *pinnedWriter, ran []*commitRequest) {
 	start := time.Now()
+	before, marked := c.pages.mark()
 	err := tx.Commit()
 	c.committing.Add(int64(time.Since(start)))
 	if err != nil {
 		err = fmt.Errorf("commit: %w", err)
+	} else {
+		c.pages.count(before, marked)
 	}
 	c.batches.Add(1)
 	c.requests.Add(int64(len(ran)))
@@ -581,6 +588,7 @@ func (db *DB) WriterStats() memento.WriterStats {
 		BusySeconds:     time.Duration(c.busy.Load()).Seconds(),
 		SyncSeconds:     time.Duration(c.committing.Load()).Seconds(),
 		UnsyncedCommits: c.unsynced.Load(),
+		LogPages:        c.pages.total(),
 	}
 	if l := c.logSync; l != nil {
 		st.LogSyncs, st.LogSyncSeconds = l.syncs.Load(), time.Duration(l.syncing.Load()).Seconds()
@@ -590,6 +598,9 @@ func (db *DB) WriterStats() memento.WriterStats {
 		l := in.logSync
 		st.IntakeLogSyncs, st.IntakeLogSyncSeconds = l.syncs.Load(), time.Duration(l.syncing.Load()).Seconds()
 		st.IntakeLogSyncTimes = l.times.Read()
+	}
+	if in := db.intake; in != nil && in.commits != nil {
+		st.IntakeLogPages = in.commits.pages.total()
 	}
 	if k := db.ckpt; k != nil {
 		st.Checkpoints, st.CheckpointSeconds = k.bounds.Load(), time.Duration(k.bounding.Load()).Seconds()

@@ -189,7 +189,7 @@ func openIntake(ctx context.Context, db *DB) (*intake, error) {
 	if in.levels.switches() {
 		in.logSync = newLogSyncer(in.path)
 	}
-	in.commits = newCommitter(in.pin, nil, in.logSync)
+	in.commits = newCommitter(in.pin, nil, in.logSync, openLogPages(in.path))
 	if owner == nil {
 		go in.contend()
 		return in, nil

@@ -314,10 +314,14 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if !memory && db.syncLevels.switches() {
 		db.logSync = newLogSyncer(db.path)
 	}
+	var pages *logPages
+	if !memory {
+		pages = openLogPages(db.path)
+	}
 	db.commits = newCommitter(db.pinBatch, func(ctx context.Context) {
 		db.boundWAL(ctx)
 		db.writeStmts.prepareWanted(ctx)
-	}, db.logSync)
+	}, db.logSync, pages)
 
 	if memory {
 		db.read = db.write
