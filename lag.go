@@ -143,10 +143,11 @@ type WriterStats struct {
 	// every page a commit changed, whole, however little of it changed.
 	// They are what the log's syncs wait for and what the checkpoints
 	// copy back into the database file, and unlike the times above they
-	// do not depend on how busy the disk is: pages per write or per
+	// do not depend on how fast the disk is, only on what was written
+	// and how the writes grouped into commits: pages per write or per
 	// message measure what a change to the writes saves. Writes that do
-	// not go through the group commits (bulk imports, migrations, the
-	// queue's own claims and completions) are not counted.
+	// not go through the group commits (bulk imports, migrations,
+	// River's own fetches and completions) are not counted.
 	// IntakeLogPages is the same for the intake's log.
 	LogPages       int64 `json:"logPages"`
 	IntakeLogPages int64 `json:"intakeLogPages,omitempty"`

@@ -785,9 +785,13 @@ type WriterUse struct {
 	// stored a known number of messages, per message: everything the
 	// writer wrote meanwhile (the messages, their jobs' memories,
 	// preferences and events, the full-text merges) over the messages.
-	// Unlike the shares above they do not depend on the disk, so two
-	// trees compare on them within a page. IntakeLogPages are the
-	// intake's log's, when the store has one.
+	// Unlike the shares above they do not depend on how fast the disk
+	// is, only on what was written and how it grouped: the background's
+	// batches, and so its pages per message, still vary with the
+	// timing, by a few pages a message between rounds of one tree (the
+	// pages of one append alone: BenchmarkAppendMessage's pages/op in
+	// package sqlite). IntakeLogPages are the intake's log's, when the
+	// store has one.
 	LogPages           int64   `json:"logPages"`
 	LogPagesPerWrite   float64 `json:"logPagesPerWrite"`
 	LogPagesPerMessage float64 `json:"logPagesPerMessage,omitempty"`
