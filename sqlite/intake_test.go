@@ -363,3 +363,36 @@ func TestOpenWithoutTheIntakeMovesWhatItLeft(t *testing.T) {
 		t.Fatalf("append = %+v, %v; want seq 2", res, err)
 	}
 }
+
+// TestChangedUsersSeesTheIntake checks that a snapshot's list of changed
+// users has the users whose messages wait in the intake: once moved, their
+// thread's time is when they were acknowledged, which a cursor set
+// meanwhile may have passed.
+func TestChangedUsersSeesTheIntake(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{Intake: true})
+	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	release := holdWriter(t, db)
+	ctx := t.Context()
+	before := time.Now().Add(-time.Second)
+	if _, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "I love westerns"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := db.ChangedUsers(ctx, before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := changed[ann]; !ok || at.Before(before) {
+		t.Errorf("ChangedUsers = %v; want ann, whose message waits in the intake", changed)
+	}
+	if later, err := db.ChangedUsers(ctx, time.Now().Add(time.Hour)); err != nil || len(later) != 0 {
+		t.Errorf("ChangedUsers after the append = %v, %v; want none", later, err)
+	}
+	release()
+	if _, err := db.Messages(ctx, ann, "t1", 0, 0); err != nil { // moved
+		t.Fatal(err)
+	}
+	if changed, err := db.ChangedUsers(ctx, before); err != nil || changed[ann].IsZero() {
+		t.Errorf("ChangedUsers once moved = %v, %v; want ann", changed, err)
+	}
+}

@@ -54,7 +54,8 @@ func (db *DB) Users(ctx context.Context, tenant string) ([]string, error) {
 // in every tenant, each with the time of their newest change: those with a
 // thread updated, a summary, an event or a profile change after it, and
 // those a background job finished for (which covers what the jobs of other
-// components write, such as memories and preferences). It may list a user
+// components write, such as memories and preferences), and those with
+// messages acknowledged into the intake after it and not yet moved. It may list a user
 // whose data did not change; it never misses one whose change was
 // committed after since by these paths.
 func (db *DB) ChangedUsers(ctx context.Context, since time.Time) (map[memento.Scope]time.Time, error) {
@@ -64,6 +65,18 @@ func (db *DB) ChangedUsers(ctx context.Context, since time.Time) (map[memento.Sc
 	// a text bound a second early lets the index narrow the scan, and the
 	// exact comparison follows.
 	bound := since.Add(-time.Second).UTC().Format("2006-01-02 15:04:05.000")
+	// The messages acknowledged into the intake and not yet moved
+	// (Options.Intake) are changes too: once moved, their thread's time
+	// is when they were acknowledged, which may be before a cursor set
+	// meanwhile. Read first, so that a message that moves between the
+	// two reads is counted twice, never missed.
+	var pending map[memento.Scope]time.Time
+	if db.intake != nil {
+		var err error
+		if pending, err = db.intake.changedUsers(ctx, t); err != nil {
+			return nil, fmt.Errorf("list changed users: %w", err)
+		}
+	}
 	rows, err := db.read.QueryContext(ctx, `SELECT tenant, user, max(at) FROM (
 		SELECT tenant_id AS tenant, user_id AS user, updated_at AS at FROM threads WHERE updated_at > ?1
 		UNION ALL SELECT tenant_id, user_id, created_at FROM summaries WHERE created_at > ?1
@@ -95,6 +108,11 @@ func (db *DB) ChangedUsers(ctx context.Context, since time.Time) (map[memento.Sc
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list changed users: %w", err)
+	}
+	for s, at := range pending {
+		if prev, ok := out[s]; !ok || at.After(prev) {
+			out[s] = at
+		}
 	}
 	return out, nil
 }
