@@ -825,33 +825,23 @@ func (in *intake) lag(ctx context.Context) (memento.QueueLag, error) {
 	return l, nil
 }
 
-// changedUsers returns the users with messages in the intake, not yet
-// moved, acknowledged after since (nanoseconds), each with the time of
-// the newest.
-func (in *intake) changedUsers(ctx context.Context, since int64) (map[memento.Scope]time.Time, error) {
+// changedUsers adds to out the users with messages in the intake, not yet
+// moved, acknowledged after since (nanoseconds), each at the time of the
+// newest unless out has a later one.
+func (in *intake) changedUsers(ctx context.Context, since int64, out map[memento.Scope]time.Time) error {
 	after, err := in.movedUpTo(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rows, err := in.read.QueryContext(ctx, `SELECT tenant_id, user_id, max(created_at) FROM intake
 		WHERE row > ? AND created_at > ? GROUP BY tenant_id, user_id`, after, since)
 	if err != nil {
-		return nil, fmt.Errorf("read the intake's users: %w", err)
+		return fmt.Errorf("read the intake's users: %w", err)
 	}
-	defer rows.Close()
-	out := map[memento.Scope]time.Time{}
-	for rows.Next() {
-		var s memento.Scope
-		var at int64
-		if err := rows.Scan(&s.Tenant, &s.User, &at); err != nil {
-			return nil, fmt.Errorf("read the intake's users: %w", err)
-		}
-		out[s] = fromNanos(at)
+	if err := scanChangedUsers(rows, out); err != nil {
+		return fmt.Errorf("read the intake's users: %w", err)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the intake's users: %w", err)
-	}
-	return out, nil
+	return nil
 }
 
 // IntakeKind names, among the queue's lags and unfinished work, the

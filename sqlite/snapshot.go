@@ -70,10 +70,9 @@ func (db *DB) ChangedUsers(ctx context.Context, since time.Time) (map[memento.Sc
 	// is when they were acknowledged, which may be before a cursor set
 	// meanwhile. Read first, so that a message that moves between the
 	// two reads is counted twice, never missed.
-	var pending map[memento.Scope]time.Time
+	out := map[memento.Scope]time.Time{}
 	if db.intake != nil {
-		var err error
-		if pending, err = db.intake.changedUsers(ctx, t); err != nil {
+		if err := db.intake.changedUsers(ctx, t, out); err != nil {
 			return nil, fmt.Errorf("list changed users: %w", err)
 		}
 	}
@@ -91,13 +90,21 @@ func (db *DB) ChangedUsers(ctx context.Context, since time.Time) (map[memento.Sc
 	if err != nil {
 		return nil, fmt.Errorf("list changed users: %w", err)
 	}
+	if err := scanChangedUsers(rows, out); err != nil {
+		return nil, fmt.Errorf("list changed users: %w", err)
+	}
+	return out, nil
+}
+
+// scanChangedUsers reads rows of (tenant, user, nanoseconds) into out,
+// keeping the latest time of each user, and closes rows.
+func scanChangedUsers(rows *sql.Rows, out map[memento.Scope]time.Time) error {
 	defer rows.Close()
-	out := map[memento.Scope]time.Time{}
 	for rows.Next() {
 		var s memento.Scope
 		var at int64
 		if err := rows.Scan(&s.Tenant, &s.User, &at); err != nil {
-			return nil, fmt.Errorf("list changed users: %w", err)
+			return err
 		}
 		if s.Tenant == "" {
 			s.Tenant = memento.DefaultTenant
@@ -106,15 +113,7 @@ func (db *DB) ChangedUsers(ctx context.Context, since time.Time) (map[memento.Sc
 			out[s] = fromNanos(at)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list changed users: %w", err)
-	}
-	for s, at := range pending {
-		if prev, ok := out[s]; !ok || at.After(prev) {
-			out[s] = at
-		}
-	}
-	return out, nil
+	return rows.Err()
 }
 
 // SnapshotCursor returns how far the write-behind of a snapshot target has
