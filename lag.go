@@ -151,6 +151,21 @@ type WriterStats struct {
 	// IntakeLogPages is the same for the intake's log.
 	LogPages       int64 `json:"logPages"`
 	IntakeLogPages int64 `json:"intakeLogPages,omitempty"`
+	// ByWrite is the writer's time by the write that held it: each
+	// group commit runs its writes one after the other, and each write
+	// is named by the store's operation that sent it (WriteMemoryBatch,
+	// AppendMessages, the full-text merges, ...). What BusySeconds holds
+	// beyond these writes and SyncSeconds is the batches' beginnings and
+	// savepoints. It says which write to make cheaper when the writer is
+	// what limits the background.
+	ByWrite map[string]WriteUse `json:"byWrite,omitempty"`
+}
+
+// WriteUse is what one kind of write took of the writer: how many ran,
+// failed ones included, and the seconds they held it.
+type WriteUse struct {
+	Writes  int64   `json:"writes"`
+	Seconds float64 `json:"seconds"`
 }
 
 // Sub returns the difference s - o: what was written between two readings.
@@ -162,7 +177,25 @@ func (s WriterStats) Sub(o WriterStats) WriterStats {
 		LogSyncTimes:   s.LogSyncTimes.Sub(o.LogSyncTimes),
 		IntakeLogSyncs: s.IntakeLogSyncs - o.IntakeLogSyncs, IntakeLogSyncSeconds: s.IntakeLogSyncSeconds - o.IntakeLogSyncSeconds, IntakeLogSyncTimes: s.IntakeLogSyncTimes.Sub(o.IntakeLogSyncTimes),
 		Checkpoints: s.Checkpoints - o.Checkpoints, CheckpointSeconds: s.CheckpointSeconds - o.CheckpointSeconds,
-		LogPages: s.LogPages - o.LogPages, IntakeLogPages: s.IntakeLogPages - o.IntakeLogPages}
+		LogPages: s.LogPages - o.LogPages, IntakeLogPages: s.IntakeLogPages - o.IntakeLogPages,
+		ByWrite: subWriteUses(s.ByWrite, o.ByWrite)}
+}
+
+// subWriteUses returns the uses of s beyond those of o, without the
+// writes that did not run in between; nil when none did.
+func subWriteUses(s, o map[string]WriteUse) map[string]WriteUse {
+	var out map[string]WriteUse
+	for name, u := range s {
+		d := WriteUse{Writes: u.Writes - o[name].Writes, Seconds: u.Seconds - o[name].Seconds}
+		if d.Writes == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]WriteUse{}
+		}
+		out[name] = d
+	}
+	return out
 }
 
 // WriterReporter reads what a store's one writer has done (SQLite's); the

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -796,6 +798,36 @@ type WriterUse struct {
 	LogPagesPerWrite   float64 `json:"logPagesPerWrite"`
 	LogPagesPerMessage float64 `json:"logPagesPerMessage,omitempty"`
 	IntakeLogPages     int64   `json:"intakeLogPages,omitempty"`
+	// ByWrite is the writer's time by the write that held it
+	// (memento.WriterStats.ByWrite), most first: which of the writes a
+	// saturated writer spends itself on.
+	ByWrite []WriteShare `json:"byWrite,omitempty"`
+}
+
+// WriteShare is one kind of write's part of the writer's time over a
+// measurement: how many ran, their share of the wall time, how long one
+// took on average and, for a span that stored a known number of
+// messages, the writer's milliseconds of this write per message.
+type WriteShare struct {
+	Write        string  `json:"write"`
+	Writes       int64   `json:"writes"`
+	Share        float64 `json:"share"`
+	MeanMs       float64 `json:"meanMs"`
+	MsPerMessage float64 `json:"msPerMessage,omitempty"`
+	seconds      float64
+}
+
+// writeShares lists uses over secs of wall time, most first.
+func writeShares(uses map[string]memento.WriteUse, secs float64) []WriteShare {
+	out := make([]WriteShare, 0, len(uses))
+	for name, u := range uses {
+		out = append(out, WriteShare{Write: name, Writes: u.Writes, Share: round3(u.Seconds / secs),
+			MeanMs: round3(u.Seconds * 1000 / float64(u.Writes)), seconds: u.Seconds})
+	}
+	slices.SortFunc(out, func(a, b WriteShare) int {
+		return cmp.Or(cmp.Compare(b.seconds, a.seconds), strings.Compare(a.Write, b.Write))
+	})
+	return out
 }
 
 // perMessage sets u's pages per message for a span that stored n
@@ -803,6 +835,9 @@ type WriterUse struct {
 func (u *WriterUse) perMessage(n int) *WriterUse {
 	if u != nil && n > 0 {
 		u.LogPagesPerMessage = round3(float64(u.LogPages+u.IntakeLogPages) / float64(n))
+		for i := range u.ByWrite {
+			u.ByWrite[i].MsPerMessage = round3(u.ByWrite[i].seconds * 1000 / float64(n))
+		}
 	}
 	return u
 }
@@ -838,6 +873,7 @@ func writerUse(db any, before memento.WriterStats, secs float64) *WriterUse {
 		u.WritesPerCommit = round3(float64(d.Writes) / float64(d.Commits))
 	}
 	u.LogPages, u.IntakeLogPages = d.LogPages, d.IntakeLogPages
+	u.ByWrite = writeShares(d.ByWrite, secs)
 	if d.Writes > 0 {
 		u.LogPagesPerWrite = round3(float64(d.LogPages) / float64(d.Writes))
 	}

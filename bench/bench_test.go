@@ -170,6 +170,30 @@ func TestRunTiny(t *testing.T) {
 			w.LogPagesPerMessage != round3(float64(w.LogPages)/60) {
 			t.Errorf("writer = %+v; want the log's pages counted, per write and per message", w)
 		}
+		// And the writer's time by write: the 60 appends among them,
+		// the writes most first, their shares within the writer's.
+		if w := q.Writer; w != nil {
+			var appends *WriteShare
+			var share float64
+			for i, u := range w.ByWrite {
+				share += u.Share
+				if u.Write == "AppendMessages" {
+					appends = &w.ByWrite[i]
+				}
+				if i > 0 && u.seconds > w.ByWrite[i-1].seconds {
+					t.Errorf("by write: %s after %s, which took less", u.Write, w.ByWrite[i-1].Write)
+				}
+				if u.Writes <= 0 || u.MeanMs <= 0 || u.MsPerMessage != round3(u.seconds*1000/60) {
+					t.Errorf("by write: %+v", u)
+				}
+			}
+			if appends == nil || appends.Writes < 60 {
+				t.Errorf("by write = %+v; want the 60 appends", w.ByWrite)
+			}
+			if share > w.BusyShare+0.01 {
+				t.Errorf("the writes' shares add up to %.3f of a writer busy %.3f", share, w.BusyShare)
+			}
+		}
 	}
 	if w := res.QueueWriter; w == nil || w.LogPages <= 0 || w.LogPagesPerMessage <= 0 {
 		t.Errorf("queue writer = %+v; want the log's pages counted", w)

@@ -181,7 +181,8 @@ func TestLogSyncsInMetrics(t *testing.T) {
 	for _, d := range []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 2 * time.Millisecond, 40 * time.Millisecond} {
 		store.Add(d)
 	}
-	st := memento.WriterStats{LogSyncs: 4, LogSyncSeconds: 0.0443, LogSyncTimes: store.Read(), LogPages: 1234}
+	st := memento.WriterStats{LogSyncs: 4, LogSyncSeconds: 0.0443, LogSyncTimes: store.Read(), LogPages: 1234,
+		ByWrite: map[string]memento.WriteUse{"AppendMessages": {Writes: 7, Seconds: 0.021}, "ftsMerger.mergeOnce": {Writes: 2, Seconds: 0.5}}}
 	_, metrics := fetch(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL+"/metrics")
 	for _, want := range []string{
 		`memento_log_sync_seconds_bucket{log="store",le="0.0005"} 1`,
@@ -192,6 +193,10 @@ func TestLogSyncsInMetrics(t *testing.T) {
 		`memento_log_sync_seconds_sum{log="store"} 0.0443`,
 		`memento_log_sync_seconds_count{log="store"} 4`,
 		`memento_log_pages_total{log="store"} 1234`,
+		`memento_writer_write_seconds_total{write="AppendMessages"} 0.021`,
+		`memento_writer_writes_total{write="AppendMessages"} 7`,
+		`memento_writer_write_seconds_total{write="ftsMerger.mergeOnce"} 0.5`,
+		`memento_writer_writes_total{write="ftsMerger.mergeOnce"} 2`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -212,7 +217,7 @@ func TestLogSyncsInMetrics(t *testing.T) {
 	}
 
 	// A server without a writer to read has no such histogram.
-	if _, bare := fetch(t, testServer(t).URL+"/metrics"); strings.Contains(bare, "memento_log_sync_seconds") || strings.Contains(bare, "memento_log_pages_total") {
+	if _, bare := fetch(t, testServer(t).URL+"/metrics"); strings.Contains(bare, "memento_log_sync_seconds") || strings.Contains(bare, "memento_log_pages_total") || strings.Contains(bare, "memento_writer_") {
 		t.Errorf("/metrics has log syncs or pages without a writer")
 	}
 }
@@ -241,6 +246,11 @@ func TestAppendSyncsInMetrics(t *testing.T) {
 		t.Errorf("/metrics counts %g pages for 20 appends (%v):\n%s", pages, err, grepLines(metrics, "memento_log_pages"))
 	}
 	t.Logf("20 appends appended %g pages to the log", pages)
+	// And each of the twenty appends ran as a write of its own.
+	var appends float64
+	if _, err := fmt.Sscanf(grepLines(metrics, `memento_writer_writes_total{write="AppendMessages"}`), `memento_writer_writes_total{write="AppendMessages"} %g`, &appends); err != nil || appends < 20 {
+		t.Errorf("/metrics counts %g appends of 20 (%v):\n%s", appends, err, grepLines(metrics, "memento_writer_"))
+	}
 }
 
 // grepLines returns the lines of s that contain sub.

@@ -22,10 +22,15 @@ var syncBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .
 // (memento.WriterStats.LogPages) as a counter: its rate over the rate of
 // appends is what a message costs the disk, which the syncs and the
 // checkpoints then pay for.
+//
+// And the writer's time by the write that held it
+// (memento.WriterStats.ByWrite), with the count of each write: when the
+// writer is busy most of the time, they say which writes keep it so.
 type syncCollector struct {
-	src   memento.WriterReporter
-	desc  *prometheus.Desc
-	pages *prometheus.Desc
+	src                 memento.WriterReporter
+	desc                *prometheus.Desc
+	pages               *prometheus.Desc
+	writeSecs, writeNum *prometheus.Desc
 }
 
 func newSyncCollector(src memento.WriterReporter) *syncCollector {
@@ -35,12 +40,20 @@ func newSyncCollector(src memento.WriterReporter) *syncCollector {
 			[]string{"log"}, nil),
 		pages: prometheus.NewDesc("memento_log_pages_total",
 			"Pages the writer's group commits appended to the store's log (log=\"store\") and to its intake's (log=\"intake\", with --intake). SQLite only.",
-			[]string{"log"}, nil)}
+			[]string{"log"}, nil),
+		writeSecs: prometheus.NewDesc("memento_writer_write_seconds_total",
+			"Time the store's one writer spent on each kind of write, named by the store's operation that sent it (write=\"WriteMemoryBatch\", ...). SQLite only.",
+			[]string{"write"}, nil),
+		writeNum: prometheus.NewDesc("memento_writer_writes_total",
+			"Writes the store's one writer ran, failed ones included, by kind. SQLite only.",
+			[]string{"write"}, nil)}
 }
 
 func (c *syncCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.desc
 	ch <- c.pages
+	ch <- c.writeSecs
+	ch <- c.writeNum
 }
 
 func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
@@ -52,6 +65,10 @@ func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if st.IntakeLogPages > 0 {
 		ch <- prometheus.MustNewConstMetric(c.pages, prometheus.CounterValue, float64(st.IntakeLogPages), "intake")
+	}
+	for name, u := range st.ByWrite {
+		ch <- prometheus.MustNewConstMetric(c.writeSecs, prometheus.CounterValue, u.Seconds, name)
+		ch <- prometheus.MustNewConstMetric(c.writeNum, prometheus.CounterValue, float64(u.Writes), name)
 	}
 }
 

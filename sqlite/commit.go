@@ -124,6 +124,8 @@ type committer struct {
 	// pages counts the pages the commits appended to the log; nil for
 	// a database without one (in memory).
 	pages *logPages
+	// uses is the writer's time by write (writeuse.go).
+	uses writeUses
 }
 
 func newCommitter(pin func(ctx context.Context, durable bool) (*pinnedWriter, error), prepare func(ctx context.Context), logSync *logSyncer, pages *logPages) *committer {
@@ -430,7 +432,7 @@ func (c *committer) run(first *commitRequest) {
 		if !r.start() {
 			continue
 		}
-		switch err, fatal := runRequest(tx, r); {
+		switch err, fatal := c.runRequest(tx, r); {
 		case fatal:
 			// The transaction is gone with everything in it: r gets its
 			// error, and the requests that ran before it are retried in
@@ -477,7 +479,7 @@ func (c *committer) retry(pending []*commitRequest, durable bool) {
 		var failed []failedRequest
 		dead := false
 		for i, r := range pending {
-			err, fatal := runRequest(tx, r)
+			err, fatal := c.runRequest(tx, r)
 			if fatal {
 				_ = tx.Rollback()
 				pinned.release()
@@ -589,6 +591,7 @@ func (db *DB) WriterStats() memento.WriterStats {
 		SyncSeconds:     time.Duration(c.committing.Load()).Seconds(),
 		UnsyncedCommits: c.unsynced.Load(),
 		LogPages:        c.pages.total(),
+		ByWrite:         c.uses.read(),
 	}
 	if l := c.logSync; l != nil {
 		st.LogSyncs, st.LogSyncSeconds = l.syncs.Load(), time.Duration(l.syncing.Load()).Seconds()
@@ -650,6 +653,14 @@ func runRequest(tx *sql.Tx, r *commitRequest) (err error, fatal bool) {
 		return fmt.Errorf("release savepoint: %w", err), true
 	}
 	return nil, false
+}
+
+// runRequest is runRequest, timed by write (writeuse.go).
+func (c *committer) runRequest(tx *sql.Tx, r *commitRequest) (err error, fatal bool) {
+	start := time.Now()
+	err, fatal = runRequest(tx, r)
+	c.uses.add(writeName(r.fn), time.Since(start))
+	return err, fatal
 }
 
 // callRequest calls fn, turning a panic into an error so that one bad
