@@ -245,6 +245,11 @@ func TestRunTiny(t *testing.T) {
 		}
 	}
 
+	// The full-text indexes were merged before measuring, on SQLite.
+	if m := res.FullTextMerge; m == nil || m.Merges < 0 || m.Seconds < 0 {
+		t.Errorf("full-text merge = %+v; want the merge before the measurements", m)
+	}
+
 	// The writer's use during the burst is reported on SQLite.
 	if w := res.QueueWriter; w == nil || w.Commits <= 0 || w.Writes < w.Commits || w.BusyShare <= 0 || w.SyncShare > w.BusyShare {
 		t.Errorf("writer during the burst = %+v", w)

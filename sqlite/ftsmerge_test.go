@@ -87,3 +87,45 @@ func TestFTSMergerKeepsSegmentsFew(t *testing.T) {
 		}
 	}
 }
+
+// MergeFullText merges what the writes piled up, at once, until no index
+// has work left; search finds the same messages after.
+func TestMergeFullText(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	db.ftsMerge.close() // nobody merges meanwhile
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	const messages = 60
+	for i := range messages {
+		text := fmt.Sprintf("message %d about the lighthouse keeper", i)
+		if _, err := db.AppendMessages(ctx, s, "t", []memento.Message{{Role: memento.RoleUser, Text: text}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	piled := segments(t, db, "message_search")
+	n, err := db.MergeFullText(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := segments(t, db, "message_search")
+	if n == 0 || merged > 6 || merged >= piled {
+		t.Fatalf("%d merges took the segments from %d to %d; want some merges and at most 6 left", n, piled, merged)
+	}
+	if again, err := db.MergeFullText(ctx); err != nil || again != 0 {
+		t.Fatalf("merging a merged store: %d merges, %v; want none", again, err)
+	}
+	hits, err := db.SearchMessages(ctx, s, "lighthouse", 2*messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != messages {
+		t.Fatalf("search found %d messages after the merge, want %d", len(hits), messages)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := db.MergeFullText(cancelled); err == nil {
+		t.Fatal("a cancelled merge returned no error")
+	}
+	t.Logf("%d merges: %d segments to %d", n, piled, merged)
+}
