@@ -154,10 +154,11 @@ type WriterStats struct {
 	// ByWrite is the writer's time by the write that held it: each
 	// group commit runs its writes one after the other, and each write
 	// is named by the store's operation that sent it (WriteMemoryBatch,
-	// AppendMessages, the full-text merges, ...). What BusySeconds holds
-	// beyond these writes and SyncSeconds is the batches' beginnings and
-	// savepoints. It says which write to make cheaper when the writer is
-	// what limits the background.
+	// AppendMessages, the full-text merges, ...), its time counted with
+	// the savepoint around it. What BusySeconds holds beyond these writes
+	// and SyncSeconds is the batches' beginnings: the writer's own
+	// checkpoints, taking the connection, BEGIN. It says which write to
+	// make cheaper when the writer is what limits the background.
 	ByWrite map[string]WriteUse `json:"byWrite,omitempty"`
 }
 

@@ -356,10 +356,10 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 	res.Scale = *scale
 	// The bulk load leaves the store's full-text indexes in many
 	// segments, whose merges the store's merger would otherwise run
-	// while the measurements do, unevenly between rounds (fourteenth
-	// session: 1-21 % of the writer's time at 500/s). A store that has
-	// served a while has merged them in its quiet spells; so is this one
-	// before anything is measured (and before --build-only saves it).
+	// during the first measurements (about 2.4 s of the writer at 1.1 M
+	// memories). A store that has served a while has merged them in its
+	// quiet spells; so is this one, before anything is measured (and
+	// before --build-only saves it).
 	if m, ok := d.DB.(fullTextMerger); ok {
 		if cfg.Progress != nil {
 			fmt.Fprintf(cfg.Progress, "merging the full-text indexes\n")

@@ -655,7 +655,8 @@ func runRequest(tx *sql.Tx, r *commitRequest) (err error, fatal bool) {
 	return nil, false
 }
 
-// runRequest is runRequest, timed by write (writeuse.go).
+// runRequest runs r as the function runRequest does, and counts the
+// time it held the writer under the name of its write (writeuse.go).
 func (c *committer) runRequest(tx *sql.Tx, r *commitRequest) (err error, fatal bool) {
 	start := time.Now()
 	err, fatal = runRequest(tx, r)
