@@ -160,6 +160,14 @@ type WriterStats struct {
 	// checkpoints, taking the connection, BEGIN. It says which write to
 	// make cheaper when the writer is what limits the background.
 	ByWrite map[string]WriteUse `json:"byWrite,omitempty"`
+	// FavouredBatches counts the group commits that took the background
+	// writes first: the writes somebody waits on come first, but while
+	// both kinds wait and the background had less than its share of the
+	// writer's recent time (a quarter), a batch takes the background's
+	// first, so that requests arriving faster than the writer runs them
+	// do not stop memory formation for as long as they come. Zero while
+	// the requests leave the background its share.
+	FavouredBatches int64 `json:"favouredBatches"`
 }
 
 // WriteUse is what one kind of write took of the writer: how many ran,
@@ -179,7 +187,8 @@ func (s WriterStats) Sub(o WriterStats) WriterStats {
 		IntakeLogSyncs: s.IntakeLogSyncs - o.IntakeLogSyncs, IntakeLogSyncSeconds: s.IntakeLogSyncSeconds - o.IntakeLogSyncSeconds, IntakeLogSyncTimes: s.IntakeLogSyncTimes.Sub(o.IntakeLogSyncTimes),
 		Checkpoints: s.Checkpoints - o.Checkpoints, CheckpointSeconds: s.CheckpointSeconds - o.CheckpointSeconds,
 		LogPages: s.LogPages - o.LogPages, IntakeLogPages: s.IntakeLogPages - o.IntakeLogPages,
-		ByWrite: subWriteUses(s.ByWrite, o.ByWrite)}
+		ByWrite:         subWriteUses(s.ByWrite, o.ByWrite),
+		FavouredBatches: s.FavouredBatches - o.FavouredBatches}
 }
 
 // subWriteUses returns the uses of s beyond those of o, without the

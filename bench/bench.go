@@ -822,6 +822,10 @@ type WriterUse struct {
 	// (memento.WriterStats.ByWrite), most first: which of the writes a
 	// saturated writer spends itself on.
 	ByWrite []WriteShare `json:"byWrite,omitempty"`
+	// FavouredBatches are the group commits that took the background
+	// writes first because the requests' writes had left them less than
+	// their share of the writer (memento.WriterStats.FavouredBatches).
+	FavouredBatches int64 `json:"favouredBatches"`
 }
 
 // WriteShare is one kind of write's part of the writer's time over a
@@ -907,6 +911,7 @@ func writerUse(db any, before memento.WriterStats, secs float64) *WriterUse {
 	}
 	u.LogPages, u.IntakeLogPages = d.LogPages, d.IntakeLogPages
 	u.ByWrite = writeShares(d.ByWrite, secs)
+	u.FavouredBatches = d.FavouredBatches
 	if d.Writes > 0 {
 		u.LogPagesPerWrite = round3(float64(d.LogPages) / float64(d.Writes))
 	}

@@ -182,7 +182,8 @@ func TestLogSyncsInMetrics(t *testing.T) {
 		store.Add(d)
 	}
 	st := memento.WriterStats{LogSyncs: 4, LogSyncSeconds: 0.0443, LogSyncTimes: store.Read(), LogPages: 1234,
-		ByWrite: map[string]memento.WriteUse{"AppendMessages": {Writes: 7, Seconds: 0.021}, "ftsMerger.mergeOnce": {Writes: 2, Seconds: 0.5}}}
+		ByWrite:         map[string]memento.WriteUse{"AppendMessages": {Writes: 7, Seconds: 0.021}, "ftsMerger.mergeOnce": {Writes: 2, Seconds: 0.5}},
+		FavouredBatches: 9}
 	_, metrics := fetch(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL+"/metrics")
 	for _, want := range []string{
 		`memento_log_sync_seconds_bucket{log="store",le="0.0005"} 1`,
@@ -197,6 +198,7 @@ func TestLogSyncsInMetrics(t *testing.T) {
 		`memento_writer_writes_total{write="AppendMessages"} 7`,
 		`memento_writer_write_seconds_total{write="ftsMerger.mergeOnce"} 0.5`,
 		`memento_writer_writes_total{write="ftsMerger.mergeOnce"} 2`,
+		`memento_writer_favoured_batches_total 9`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)

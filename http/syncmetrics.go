@@ -26,11 +26,15 @@ var syncBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .
 // And the writer's time by the write that held it
 // (memento.WriterStats.ByWrite), with the count of each write: when the
 // writer is busy most of the time, they say which writes keep it so.
+// With them, the batches that took the background's writes first
+// (memento.WriterStats.FavouredBatches): requests that leave memory
+// formation less than its share of the writer.
 type syncCollector struct {
 	src                 memento.WriterReporter
 	desc                *prometheus.Desc
 	pages               *prometheus.Desc
 	writeSecs, writeNum *prometheus.Desc
+	favoured            *prometheus.Desc
 }
 
 func newSyncCollector(src memento.WriterReporter) *syncCollector {
@@ -46,7 +50,10 @@ func newSyncCollector(src memento.WriterReporter) *syncCollector {
 			[]string{"write"}, nil),
 		writeNum: prometheus.NewDesc("memento_writer_writes_total",
 			"Writes the store's one writer ran, failed ones included, by kind. SQLite only.",
-			[]string{"write"}, nil)}
+			[]string{"write"}, nil),
+		favoured: prometheus.NewDesc("memento_writer_favoured_batches_total",
+			"Group commits that took the background's writes first, because the writes requests wait on had left them less than a quarter of the writer's recent time. SQLite only.",
+			nil, nil)}
 }
 
 func (c *syncCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -54,6 +61,7 @@ func (c *syncCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.pages
 	ch <- c.writeSecs
 	ch <- c.writeNum
+	ch <- c.favoured
 }
 
 func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
@@ -70,6 +78,7 @@ func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.writeSecs, prometheus.CounterValue, u.Seconds, name)
 		ch <- prometheus.MustNewConstMetric(c.writeNum, prometheus.CounterValue, float64(u.Writes), name)
 	}
+	ch <- prometheus.MustNewConstMetric(c.favoured, prometheus.CounterValue, float64(st.FavouredBatches))
 }
 
 func (c *syncCollector) histogram(ch chan<- prometheus.Metric, log string, counts memento.DurationCounts, secs float64) {

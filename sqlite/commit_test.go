@@ -5,14 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/jobctx"
 )
 
 // openInternal opens a store in the test's temporary directory.
@@ -292,29 +295,44 @@ func TestUrgentWritesGoFirst(t *testing.T) {
 	t.Parallel()
 	db := openInternal(t, Options{})
 	rig := newBatchRig(t, db)
-	var mu sync.Mutex
-	var order []string
-	write := func(name string, prio int) func() {
-		return func() {
-			fn := func(ctx context.Context, tx *sql.Tx) error {
-				mu.Lock()
-				order = append(order, name)
-				mu.Unlock()
-				return nil
-			}
-			if err := db.commitTx(context.Background(), prio, fn); err != nil {
-				t.Error(err)
-			}
-		}
-	}
+	w := &writeRecorder{t: t, db: db}
+	write := w.write
 	rig.send(write("first", prioBackground)) // taken by the committer, waiting for the writer
 	rig.send(write("background 1", prioBackground))
 	rig.send(write("turn", prioTurn))
 	rig.send(write("background 2", prioBackground))
 	rig.send(write("urgent", prioUrgent))
 	rig.release()
-	if want := []string{"first", "urgent", "turn", "background 1", "background 2"}; !slices.Equal(order, want) {
-		t.Errorf("the committer ran %v, want %v", order, want)
+	if want := []string{"first", "urgent", "turn", "background 1", "background 2"}; !slices.Equal(w.order, want) {
+		t.Errorf("the committer ran %v, want %v", w.order, want)
+	}
+}
+
+// writeRecorder sends writes that record the order the committer ran
+// them in; the write named slow holds the writer for 10 ms.
+type writeRecorder struct {
+	t     *testing.T
+	db    *DB
+	slow  string
+	mu    sync.Mutex
+	order []string
+}
+
+// write returns a call that sends the write name at the priority prio.
+func (w *writeRecorder) write(name string, prio int) func() {
+	return func() {
+		fn := func(ctx context.Context, tx *sql.Tx) error {
+			w.mu.Lock()
+			w.order = append(w.order, name)
+			w.mu.Unlock()
+			if name == w.slow {
+				time.Sleep(10 * time.Millisecond)
+			}
+			return nil
+		}
+		if err := w.db.commitTx(context.Background(), prio, fn); err != nil {
+			w.t.Error(err)
+		}
 	}
 }
 
@@ -525,4 +543,126 @@ func TestWriteTimes(t *testing.T) {
 	if times != before {
 		t.Errorf("a write without the context changed the record: %+v, was %+v", times, before)
 	}
+}
+
+// TestWriterShareAccount checks the account the committer keeps of its
+// time: the background is owed its share while it had less than
+// backgroundShare of the recent time, and the account's decay changes
+// the shares of neither kind.
+func TestWriterShareAccount(t *testing.T) {
+	t.Parallel()
+	var s writerShare
+	now := time.Now()
+	s.add(false, 30*time.Millisecond, now)
+	if !s.owed() {
+		t.Errorf("after foreground writes alone the background is not owed: %+v", s)
+	}
+	s.add(true, 5*time.Millisecond, now)
+	if !s.owed() {
+		t.Errorf("with a seventh of the time the background is not owed: %+v", s)
+	}
+	s.add(true, 10*time.Millisecond, now)
+	if s.owed() {
+		t.Errorf("with a third of the time the background is still owed: %+v", s)
+	}
+	before := s.bg / (s.fg + s.bg)
+	s.decay(now.Add(3 * shareHalfLife))
+	if got := s.bg / (s.fg + s.bg); math.Abs(got-before) > 1e-9 {
+		t.Errorf("decay moved the background's share from %.3f to %.3f", before, got)
+	}
+	if want := 0.045 / 8; math.Abs(s.fg+s.bg-want) > 1e-9 {
+		t.Errorf("after three half-lives the account holds %.6f s, want %.6f", s.fg+s.bg, want)
+	}
+	// Older time counts less: a background write now outweighs the
+	// foreground's of three half-lives ago.
+	s.add(true, 5*time.Millisecond, now.Add(3*shareHalfLife))
+	if s.owed() {
+		t.Errorf("after a recent background write the background is still owed: %+v", s)
+	}
+}
+
+// TestOwedBackgroundBeginsTheBatch checks the order of a batch once the
+// writer's recent time went to writes somebody waits on: the background
+// write queued behind a turn begins the next batch, where the turn used
+// to go first.
+func TestOwedBackgroundBeginsTheBatch(t *testing.T) {
+	t.Parallel()
+	db := openInternal(t, Options{})
+	rig := newBatchRig(t, db)
+	// The first write's 10 ms are the writer's recent time: all of it
+	// the foreground's.
+	w := &writeRecorder{t: t, db: db, slow: "first"}
+	write := w.write
+	rig.send(write("first", prioUrgent)) // taken, waiting for the writer
+	rig.send(write("turn", prioTurn))
+	rig.send(write("background", prioBackground))
+	rig.send(write("urgent", prioUrgent))
+	rig.release()
+	if want := []string{"first", "urgent", "background", "turn"}; !slices.Equal(w.order, want) {
+		t.Errorf("the committer ran %v, want %v", w.order, want)
+	}
+	if n := db.WriterStats().FavouredBatches; n != 1 {
+		t.Errorf("%d batches favoured the background, want 1", n)
+	}
+}
+
+// TestBackgroundKeepsAShareOfTheWriter checks that writes somebody waits
+// on, arriving faster than the writer runs them, do not keep a background
+// write waiting for as long as they come: eight callers send urgent
+// writes of a millisecond each without pause, so the urgent queue never
+// empties, while a job writes ten times in a row. Taking the urgent
+// writes first and nothing else, the job's writes would run only after
+// the flood's cap; with the background's share they end while it goes on.
+func TestBackgroundKeepsAShareOfTheWriter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	db.ftsMerge.close()
+	const (
+		callers   = 8
+		floodCap  = 4000 // urgent writes at most: a starved job waits for all
+		jobWrites = 10
+	)
+	var urgent atomic.Int64 // urgent writes run
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if urgent.Load() >= floodCap {
+					return
+				}
+				err := db.urgentTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					time.Sleep(time.Millisecond)
+					urgent.Add(1)
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	waitFor(t, "the flood to fill the urgent queue", func() bool { return len(db.commits.urgent) > 0 })
+	for range jobWrites {
+		if err := db.groupTx(jobctx.With(ctx), func(ctx context.Context, tx *sql.Tx) error {
+			time.Sleep(time.Millisecond)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ran := urgent.Load()
+	close(done)
+	wg.Wait()
+	if ran >= floodCap {
+		t.Fatalf("the job's %d writes ran only after the flood's %d urgent writes", jobWrites, floodCap)
+	}
+	t.Logf("the job's %d writes ran while %d urgent writes did", jobWrites, ran)
 }
