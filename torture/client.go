@@ -261,6 +261,46 @@ func (c *Client) RSS(ctx context.Context) (int64, error) {
 	return 0, errors.New("read /metrics: no process_resident_memory_bytes")
 }
 
+// Metrics reads the server's /metrics: each sample's value by its name
+// and labels as the server wrote them (memento_queue_waiting_jobs{kind="remember"}).
+func (c *Client) Metrics(ctx context.Context) (map[string]float64, error) {
+	r := c.Do(ctx, http.MethodGet, "/metrics", nil)
+	if !r.OK() {
+		return nil, fmt.Errorf("read /metrics: status %d %v", r.Code, r.Err)
+	}
+	return parseMetrics(string(r.Body)), nil
+}
+
+// parseMetrics reads Prometheus's text format: one sample a line, its
+// name (with labels) and its value, comments skipped; a line that does
+// not parse is skipped.
+func parseMetrics(text string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		// The value follows the last space outside the labels; a
+		// timestamp, when present, would follow the value.
+		name, rest := line, ""
+		if i := strings.LastIndexByte(line, '}'); i >= 0 {
+			name, rest = line[:i+1], line[i+1:]
+		} else if i := strings.IndexByte(line, ' '); i >= 0 {
+			name, rest = line[:i], line[i:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			continue
+		}
+		out[name] = v
+	}
+	return out
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -19,6 +19,7 @@ type fakeStore struct {
 	threads  map[string][]Message // "user/thread" -> messages
 	memories map[string][]Memory  // user -> memories
 	jobs     int                  // unfinished jobs
+	formed   int                  // messages remembered by an append
 }
 
 // fakeLauncher starts in-process fake servers that speak the routes the
@@ -121,6 +122,7 @@ func (s *fakeServer) routes() http.Handler {
 		s.st.mu.Lock()
 		s.st.threads[key] = append(s.st.threads[key], Message{ID: in.ID, Role: "user", Text: in.Text})
 		remember(user, in.ID, in.Text)
+		s.st.formed++
 		s.st.mu.Unlock()
 		reply(w, 202, map[string]any{"inserted": 1})
 	})
@@ -172,6 +174,20 @@ func (s *fakeServer) routes() http.Handler {
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "# TYPE process_resident_memory_bytes gauge")
 		fmt.Fprintln(w, "process_resident_memory_bytes 1.2345e+07")
+		// Memory formation as a Memento server reports it: every
+		// append's message formed 50 ms after it, three jobs waiting.
+		s.st.mu.Lock()
+		formed := s.st.formed
+		s.st.mu.Unlock()
+		fmt.Fprintln(w, "# TYPE memento_memory_lag_seconds histogram")
+		fmt.Fprintf(w, "memento_memory_lag_seconds_bucket{le=\"0.05\"} %d\n", formed)
+		fmt.Fprintf(w, "memento_memory_lag_seconds_sum %g\n", 0.05*float64(formed))
+		fmt.Fprintf(w, "memento_memory_lag_seconds_count %d\n", formed)
+		fmt.Fprintln(w, `memento_queue_waiting_jobs{kind="remember"} 2`)
+		fmt.Fprintln(w, `memento_queue_waiting_jobs{kind="summarise"} 1`)
+		fmt.Fprintln(w, `memento_queue_oldest_waiting_seconds{kind="remember"} 1.5`)
+		fmt.Fprintln(w, `memento_queue_oldest_waiting_seconds{kind="summarise"} 0.25`)
+		fmt.Fprintln(w, `memento_http_request_seconds_bucket{route="POST /v1/users/{user}/threads/{thread}/messages",le="0.001"} 6`)
 	})
 	return mux
 }

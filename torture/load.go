@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -148,6 +150,9 @@ type LoadReport struct {
 	RSSBytes     int64  `json:"rssBytes"`
 	PeakRSSBytes int64  `json:"peakRssBytes,omitempty"`
 	RSSSource    string `json:"rssSource"`
+	// Background is what memory formation did while the load ran, when
+	// the server's /metrics says (a Memento server that forms memories).
+	Background *LoadBackground `json:"background,omitempty"`
 	// Healthy is whether /healthz answered 200 after the load.
 	Healthy bool         `json:"healthy"`
 	Thread  *ThreadCheck `json:"thread,omitempty"`
@@ -207,6 +212,7 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	cl := NewClient(base, cfg.RequestTimeout)
 	defer cl.Close()
 	rec := newRecorder()
+	before, beforeErr := cl.Metrics(ctx)
 	start := time.Now()
 	if cfg.SameThread {
 		rep.Thread = sameThread(ctx, cl, rec, cfg)
@@ -226,6 +232,9 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	if elapsed > 0 {
 		rep.PerSecond = float64(ok) / elapsed.Seconds()
 	}
+	if after, err := cl.Metrics(ctx); err == nil && beforeErr == nil {
+		rep.Background = background(before, after, elapsed)
+	}
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	rep.Healthy = cl.Healthy(hctx)
 	cancel()
@@ -244,6 +253,53 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	}
 	rep.OK = rep.Errors == 0 && rep.Requests > 0 && rep.Healthy && !rep.Crashed && (rep.Thread == nil || rep.Thread.OK)
 	return rep, nil
+}
+
+// LoadBackground is what memory formation did while a load ran, read from
+// the server's /metrics before and after it. The requests' figures alone
+// would not show a server that answers quickly by leaving its memories
+// unformed: on two processors, 64 clients send messages faster than the
+// background forms their memories, and these say how far it fell behind.
+type LoadBackground struct {
+	// Formed counts the messages whose memories were written during the
+	// load (memento_memory_lag_seconds), and LagMeanMs is their mean time
+	// from being stored to their memories.
+	Formed    int64 `json:"formed"`
+	LagMeanMs Ms    `json:"lagMeanMs,omitempty"`
+	// FormedPerSecond is Formed over the load's duration.
+	FormedPerSecond float64 `json:"formedPerSecond"`
+	// Waiting counts the background jobs not ended when the load ended,
+	// and OldestMs is the age of the oldest (memento_queue_waiting_jobs
+	// and memento_queue_oldest_waiting_seconds, read at most a second
+	// before).
+	Waiting  int64 `json:"waiting"`
+	OldestMs Ms    `json:"oldestMs"`
+}
+
+// background compares two readings of /metrics taken elapsed apart; nil
+// when the server reports no memory formation.
+func background(before, after map[string]float64, elapsed time.Duration) *LoadBackground {
+	count, ok := after["memento_memory_lag_seconds_count"]
+	if !ok {
+		return nil
+	}
+	b := &LoadBackground{Formed: int64(count - before["memento_memory_lag_seconds_count"])}
+	if b.Formed > 0 {
+		sum := after["memento_memory_lag_seconds_sum"] - before["memento_memory_lag_seconds_sum"]
+		b.LagMeanMs = Ms(math.Round(sum*1e6/float64(b.Formed)) / 1000)
+	}
+	if elapsed > 0 {
+		b.FormedPerSecond = math.Round(float64(b.Formed)/elapsed.Seconds()*10) / 10
+	}
+	for name, v := range after {
+		switch {
+		case strings.HasPrefix(name, "memento_queue_waiting_jobs{"):
+			b.Waiting += int64(v)
+		case strings.HasPrefix(name, "memento_queue_oldest_waiting_seconds{"):
+			b.OldestMs = max(b.OldestMs, Ms(math.Round(v*1e6)/1000))
+		}
+	}
+	return b
 }
 
 // seedTexts are what seeded users said: facts the memory pipeline keeps.

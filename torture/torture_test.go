@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -148,6 +149,38 @@ func TestLoadMixed(t *testing.T) {
 	}
 	if rep.RSSBytes != 12345000 || rep.RSSSource != "/metrics" {
 		t.Errorf("RSS = %d from %q, want the fake's metric", rep.RSSBytes, rep.RSSSource)
+	}
+	// The fake forms each appended message's memories at once: the load's
+	// appends, not the seeding's, are what formed during the load.
+	b := rep.Background
+	if b == nil {
+		t.Fatal("no background in the report of a server that reports memory formation")
+	}
+	if appends := rep.Ops["append"].Requests; b.Formed != int64(appends) || b.LagMeanMs != 50 || b.Waiting != 3 || b.OldestMs != 1500 {
+		t.Errorf("background = %+v, want %d formed 50 ms after their message, 3 jobs waiting, the oldest 1.5 s old", *b, appends)
+	}
+	if want := math.Round(float64(b.Formed)/(float64(rep.DurationMs)/1000)*10) / 10; math.Abs(b.FormedPerSecond-want) > 0.11 {
+		t.Errorf("formed per second = %v, want %v", b.FormedPerSecond, want)
+	}
+}
+
+// TestParseMetrics reads samples with and without labels, braces inside
+// a label's value included, and skips comments and lines without a value.
+func TestParseMetrics(t *testing.T) {
+	got := parseMetrics(strings.Join([]string{
+		"# HELP x y",
+		"plain 3",
+		`labelled{kind="remember"} 2.5`,
+		`memento_http_request_seconds_bucket{route="POST /v1/users/{user}/threads/{thread}/messages",le="+Inf"} 7855`,
+		"with_time 4 1700000000000",
+		"novalue",
+		"bad x",
+		"",
+	}, "\n"))
+	want := map[string]float64{"plain": 3, `labelled{kind="remember"}`: 2.5,
+		`memento_http_request_seconds_bucket{route="POST /v1/users/{user}/threads/{thread}/messages",le="+Inf"}`: 7855, "with_time": 4}
+	if !cmp.Equal(got, want) {
+		t.Errorf("parseMetrics = %v, want %v", got, want)
 	}
 }
 
