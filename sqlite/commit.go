@@ -187,10 +187,10 @@ type committer struct {
 	// share is the account of the writer's time between background
 	// writes and writes waited on (writerShare); favour says that the
 	// batch running takes background writes first because of it, and
-	// owedBatches counts those batches.
-	share       writerShare
-	favour      bool
-	owedBatches atomic.Int64
+	// favouredBatches counts those batches.
+	share           writerShare
+	favour          bool
+	favouredBatches atomic.Int64
 }
 
 func newCommitter(pin func(ctx context.Context, durable bool) (*pinnedWriter, error), prepare func(ctx context.Context), logSync *logSyncer, pages *logPages) *committer {
@@ -395,7 +395,7 @@ func (c *committer) receive(wait bool) *commitRequest {
 			c.share.decay(time.Now())
 			if c.share.owed() {
 				c.favour = true
-				c.owedBatches.Add(1)
+				c.favouredBatches.Add(1)
 			}
 		}
 	}
@@ -680,7 +680,7 @@ func (db *DB) WriterStats() memento.WriterStats {
 		UnsyncedCommits: c.unsynced.Load(),
 		LogPages:        c.pages.total(),
 		ByWrite:         c.uses.read(),
-		FavouredBatches: c.owedBatches.Load(),
+		FavouredBatches: c.favouredBatches.Load(),
 	}
 	if l := c.logSync; l != nil {
 		st.LogSyncs, st.LogSyncSeconds = l.syncs.Load(), time.Duration(l.syncing.Load()).Seconds()
