@@ -107,6 +107,10 @@ type Agent struct {
 
 	tastes tasteReader
 
+	// Slots, when set, bounds how many turns compute at once; the others
+	// wait for a slot in the order they came (slots.go). Nil: no bound.
+	Slots *Slots
+
 	// threads serialises the turns of one thread in this process; the
 	// store's version check (memento.Turn.CheckSeq) catches turns of
 	// other processes.
@@ -185,7 +189,9 @@ func DefaultJobs(s memento.Scope, thread string, stored []memento.Message) []mem
 // one left: in this process they wait for each other, across processes
 // for the store's thread lock when it has one (memento.ThreadLocker), and
 // a turn that another process overtook (the store refuses its save with ECONFLICT) is
-// computed again from the new state, up to MaxTurnAttempts times.
+// computed again from the new state, up to MaxTurnAttempts times. With
+// Slots set, a turn whose thread is its own then waits for a slot; a
+// context that ends while it waits ends the turn, and nothing is stored.
 func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response, error) {
 	if err := validate(req); err != nil {
 		return nil, err
@@ -205,6 +211,11 @@ func (a *Agent) Turn(ctx context.Context, tenant string, req Request) (*Response
 		}
 		defer unlockStore()
 	}
+	give, err := a.Slots.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer give()
 	for attempt := 1; ; attempt++ {
 		resp, err := a.turn(ctx, s, req)
 		if memento.ErrorCode(err) != memento.ECONFLICT || attempt == MaxTurnAttempts || ctx.Err() != nil {

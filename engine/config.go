@@ -41,6 +41,12 @@ type Config struct {
 	// acknowledgement waits for, then take the processors first
 	// (memento.ProcessorGate.LowerPriority). Linux only.
 	BackgroundNice int
+	// TurnSlots is how many chat turns compute at once; the others wait
+	// for a slot in the order they came (agent.Slots). 0 means the
+	// processors Go uses when the turn computes here (offline model,
+	// embedder and emotion tagger) and no bound when it waits on a model
+	// server; -1 means no bound.
+	TurnSlots int
 	// Intake, for an SQLite store, acknowledges appends from a file of
 	// their own beside the store instead of from its one writer
 	// (sqlite.Options.Intake).
@@ -136,6 +142,7 @@ func (c *Config) EnvSettings() []EnvSetting {
 		{Name: "MEMENTO_WORKERS", Num: &c.Workers},
 		{Name: "MEMENTO_BACKGROUND_PROCESSORS", Num: &c.BackgroundProcessors},
 		{Name: "MEMENTO_BACKGROUND_NICE", Num: &c.BackgroundNice},
+		{Name: "MEMENTO_TURN_SLOTS", Num: &c.TurnSlots},
 		{Name: "MEMENTO_EMOTION", Str: &c.Emotion},
 		{Name: "MEMENTO_INTAKE", Bool: &c.Intake},
 	}
@@ -212,6 +219,9 @@ func (c *Config) Validate() error {
 	}
 	if c.BackgroundNice < 0 || c.BackgroundNice > 19 {
 		return memento.Errorf(memento.EINVALID, "--background-nice (MEMENTO_BACKGROUND_NICE) must be between 0 and 19, got %d", c.BackgroundNice)
+	}
+	if c.TurnSlots < -1 {
+		return memento.Errorf(memento.EINVALID, "--turn-slots (MEMENTO_TURN_SLOTS) must be -1 (no bound), 0 (the default) or a number of turns, got %d", c.TurnSlots)
 	}
 	if c.RecallIndexMB < 1 {
 		return memento.Errorf(memento.EINVALID, "--recall-index-mb (MEMENTO_RECALL_INDEX_MB) must be at least 1, got %d", c.RecallIndexMB)
@@ -307,6 +317,19 @@ func (c Config) backgroundProcessors() int {
 		return c.BackgroundProcessors
 	}
 	return processors
+}
+
+// turnSlots is TurnSlots with its default applied: 0 for no bound.
+func (c Config) turnSlots() int {
+	switch {
+	case c.TurnSlots > 0:
+		return c.TurnSlots
+	case c.TurnSlots < 0:
+		return 0
+	case c.LLM.Provider == "offline" && c.Embed.Provider == "offline" && c.Emotion != "model":
+		return processors
+	}
+	return 0
 }
 
 // processors is the number of processors Go ran on when the program

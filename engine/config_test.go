@@ -96,3 +96,78 @@ func TestStartWorkersLowersTheBackground(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d after StartWorkers, want at least %d (the machine's %d and the background's 3)", got, want, processors)
 	}
 }
+
+// TestTurnSlotsSetting: turns are bounded to the processors by default
+// only when they compute here; -1 lifts the bound, a number sets it, and
+// the engine's agent takes it and reports its use in /metrics.
+func TestTurnSlotsSetting(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		set   func(*Config)
+		slots int
+	}{
+		{"offline default", func(*Config) {}, processors},
+		{"model server", func(c *Config) { c.LLM.BaseURL = "http://127.0.0.1:1/v1" }, 0},
+		{"offline model, remote embedder", func(c *Config) {
+			c.LLM.Provider, c.Embed.Provider, c.LLM.BaseURL = "offline", "openai", "http://127.0.0.1:1/v1"
+		}, 0},
+		{"no bound", func(c *Config) { c.TurnSlots = -1 }, 0},
+		{"set", func(c *Config) { c.TurnSlots = 5 }, 5},
+		{"set with a model server", func(c *Config) { c.TurnSlots = 5; c.LLM.BaseURL = "http://127.0.0.1:1/v1" }, 5},
+	} {
+		c := DefaultConfig()
+		c.DB = t.TempDir() + "/m.db"
+		tc.set(&c)
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := c.turnSlots(); got != tc.slots {
+			t.Errorf("%s: %d slots, want %d", tc.name, got, tc.slots)
+		}
+	}
+
+	c := DefaultConfig()
+	c.DB = t.TempDir() + "/m.db"
+	if err := ApplyEnv(c.EnvSettings(), func(k string) string {
+		if k == "MEMENTO_TURN_SLOTS" {
+			return "-2"
+		}
+		return ""
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Validate()
+	if memento.ErrorCode(err) != memento.EINVALID || !strings.Contains(memento.ErrorMessage(err), "MEMENTO_TURN_SLOTS") {
+		t.Errorf("MEMENTO_TURN_SLOTS=-2: got %v, want EINVALID naming the variable", err)
+	}
+
+	c = DefaultConfig()
+	c.DB = t.TempDir() + "/m.db"
+	c.TurnSlots = 3
+	ctx := context.Background()
+	e, err := Open(ctx, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	ag, err := e.Agent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ag.Slots == nil || ag.Slots.Stats().Size != 3 {
+		t.Fatalf("the agent's slots are %+v, want 3", ag.Slots)
+	}
+	families, err := e.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range families {
+		if f.GetName() == "memento_turn_slots" {
+			found = f.GetMetric()[0].GetGauge().GetValue() == 3
+		}
+	}
+	if !found {
+		t.Error("/metrics has no memento_turn_slots of 3")
+	}
+}

@@ -20,6 +20,7 @@ type fakeStore struct {
 	memories map[string][]Memory  // user -> memories
 	jobs     int                  // unfinished jobs
 	formed   int                  // messages remembered by an append
+	turns    int                  // chat turns answered
 }
 
 // fakeLauncher starts in-process fake servers that speak the routes the
@@ -144,6 +145,7 @@ func (s *fakeServer) routes() http.Handler {
 				Message{ID: fmt.Sprintf("m%d", n), Role: "user", Text: in.Message},
 				Message{ID: fmt.Sprintf("m%d", n+1), Role: "assistant", Text: "an answer"})
 		}
+		s.st.turns++
 		s.st.mu.Unlock()
 		reply(w, 200, map[string]string{"reply": "an answer"})
 	})
@@ -177,7 +179,7 @@ func (s *fakeServer) routes() http.Handler {
 		// Memory formation as a Memento server reports it: every
 		// append's message formed 50 ms after it, three jobs waiting.
 		s.st.mu.Lock()
-		formed := s.st.formed
+		formed, turns := s.st.formed, s.st.turns
 		s.st.mu.Unlock()
 		fmt.Fprintln(w, "# TYPE memento_memory_lag_seconds histogram")
 		fmt.Fprintf(w, "memento_memory_lag_seconds_bucket{le=\"0.05\"} %d\n", formed)
@@ -187,6 +189,11 @@ func (s *fakeServer) routes() http.Handler {
 		fmt.Fprintln(w, `memento_queue_waiting_jobs{kind="summarise"} 1`)
 		fmt.Fprintln(w, `memento_queue_oldest_waiting_seconds{kind="remember"} 1.5`)
 		fmt.Fprintln(w, `memento_queue_oldest_waiting_seconds{kind="summarise"} 0.25`)
+		// Turn slots as a Memento server reports them: two slots, each
+		// turn waited 20 ms for one.
+		fmt.Fprintln(w, "memento_turn_slots 2")
+		fmt.Fprintf(w, "memento_turn_slots_taken_total %d\n", turns)
+		fmt.Fprintf(w, "memento_turn_slot_wait_seconds_total %g\n", 0.02*float64(turns))
 		fmt.Fprintln(w, `memento_http_request_seconds_bucket{route="POST /v1/users/{user}/threads/{thread}/messages",le="0.001"} 6`)
 	})
 	return mux

@@ -153,6 +153,9 @@ type LoadReport struct {
 	// Background is what memory formation did while the load ran, when
 	// the server's /metrics says (a Memento server that forms memories).
 	Background *LoadBackground `json:"background,omitempty"`
+	// TurnSlots is how the chat turns waited for a slot while the load
+	// ran, when the server bounds the turns computing at once.
+	TurnSlots *LoadTurnSlots `json:"turnSlots,omitempty"`
 	// Healthy is whether /healthz answered 200 after the load.
 	Healthy bool         `json:"healthy"`
 	Thread  *ThreadCheck `json:"thread,omitempty"`
@@ -234,6 +237,7 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	}
 	if after, err := cl.Metrics(ctx); err == nil && beforeErr == nil {
 		rep.Background = background(before, after, elapsed)
+		rep.TurnSlots = turnSlots(before, after)
 	}
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	rep.Healthy = cl.Healthy(hctx)
@@ -300,6 +304,35 @@ func background(before, after map[string]float64, elapsed time.Duration) *LoadBa
 		}
 	}
 	return b
+}
+
+// LoadTurnSlots is how chat turns waited for the server's turn slots
+// (--turn-slots) while a load ran, read from /metrics before and after
+// it: under more clients than slots, a turn's time is mostly this wait.
+type LoadTurnSlots struct {
+	// Slots is how many turns compute at once (memento_turn_slots).
+	Slots int `json:"slots"`
+	// Taken counts the slots taken during the load, and WaitedMeanMs is
+	// the mean time a turn waited for one
+	// (memento_turn_slot_wait_seconds_total over
+	// memento_turn_slots_taken_total).
+	Taken        int64 `json:"taken"`
+	WaitedMeanMs Ms    `json:"waitedMeanMs"`
+}
+
+// turnSlots compares two readings of /metrics; nil when the server bounds
+// no turns.
+func turnSlots(before, after map[string]float64) *LoadTurnSlots {
+	n, ok := after["memento_turn_slots"]
+	if !ok {
+		return nil
+	}
+	t := &LoadTurnSlots{Slots: int(n), Taken: int64(after["memento_turn_slots_taken_total"] - before["memento_turn_slots_taken_total"])}
+	if t.Taken > 0 {
+		waited := after["memento_turn_slot_wait_seconds_total"] - before["memento_turn_slot_wait_seconds_total"]
+		t.WaitedMeanMs = Ms(math.Round(waited*1e6/float64(t.Taken)) / 1000)
+	}
+	return t
 }
 
 // seedTexts are what seeded users said: facts the memory pipeline keeps.

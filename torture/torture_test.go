@@ -162,6 +162,15 @@ func TestLoadMixed(t *testing.T) {
 	if want := math.Round(float64(b.Formed)/(float64(rep.DurationMs)/1000)*10) / 10; math.Abs(b.FormedPerSecond-want) > 0.11 {
 		t.Errorf("formed per second = %v, want %v", b.FormedPerSecond, want)
 	}
+	// The fake's turns each waited 20 ms for one of two slots; the
+	// seeding's turns are not the load's.
+	ts := rep.TurnSlots
+	if ts == nil {
+		t.Fatal("no turnSlots in the report of a server that reports them")
+	}
+	if chats := rep.Ops["chat"].Requests; ts.Slots != 2 || ts.Taken != int64(chats) || ts.WaitedMeanMs != 20 {
+		t.Errorf("turnSlots = %+v, want 2 slots, %d taken, 20 ms waited on average", *ts, chats)
+	}
 }
 
 // TestParseMetrics reads samples with and without labels, braces inside

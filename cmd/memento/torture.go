@@ -366,6 +366,9 @@ func (m *Main) printLoad(rep *torture.LoadReport) {
 		fmt.Fprintf(m.Stdout, "memory formation: %d messages' memories written (%.1f per second, %.0f ms after their message on average); %d background jobs waiting at the end, the oldest %.1f s old\n",
 			b.Formed, b.FormedPerSecond, float64(b.LagMeanMs), b.Waiting, float64(b.OldestMs)/1000)
 	}
+	if ts := rep.TurnSlots; ts != nil {
+		fmt.Fprintf(m.Stdout, "turn slots: %d; %d chat turns took one, after waiting %.1f ms on average\n", ts.Slots, ts.Taken, float64(ts.WaitedMeanMs))
+	}
 	if t := rep.Thread; t != nil {
 		fmt.Fprintf(m.Stdout, "thread %s/%s: %d sent, %d answered, holds %d messages and %d answers, in turn: %v\n", t.User, t.Thread, t.Sent, t.Answered, t.UserMessages, t.Answers, t.InTurn)
 		for _, p := range t.Problems {
