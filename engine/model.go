@@ -164,6 +164,7 @@ func (e *Engine) Agent(ctx context.Context) (*agent.Agent, error) {
 	if n := e.Config.turnSlots(); n > 0 {
 		e.agent.Slots = agent.NewSlots(n)
 		e.registerSlotMetrics(e.agent.Slots)
+		e.Logger.Info("chat turns compute in slots; the others wait their turn", "slots", n)
 	}
 	return e.agent, nil
 }

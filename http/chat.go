@@ -79,7 +79,8 @@ func RegisterChat(ag *agent.Agent, threads memento.ThreadService, log memento.Me
 			OperationID: "chat", Method: http.MethodPost, Path: "/v1/chat",
 			Summary: "Send a message to the recommendation agent", Tags: []string{"agent"},
 			Description: "Runs one turn: understands the message against the thread's active context, searches the catalog with the exclusions, and answers with grounded titles, the active context it used, notes and the memory it drew on. " +
-				"When the language model's answer is unusable, the offline rules stand in and a note says so; 502 (EUPSTREAM) means the model server answered unusably and nothing could stand in, 503 (EUNAVAILABLE) that it cannot be reached. A model's fault is never a 500.",
+				"When the language model's answer is unusable, the offline rules stand in and a note says so; 502 (EUPSTREAM) means the model server answered unusably and nothing could stand in, 503 (EUNAVAILABLE) that it cannot be reached. A model's fault is never a 500. " +
+				"A server computes a bounded number of turns at once (--turn-slots); under load a turn first waits for one, and a request whose connection closes meanwhile stores nothing.",
 			Errors: []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable},
 		}, func(ctx context.Context, in *chatInput) (*chatOutput, error) {
 			resp, err := ag.Turn(ctx, in.tenant(), in.Body)
