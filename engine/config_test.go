@@ -161,13 +161,19 @@ func TestTurnSlotsSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	found, index := false, false
 	for _, f := range families {
-		if f.GetName() == "memento_turn_slots" {
+		switch f.GetName() {
+		case "memento_turn_slots":
 			found = f.GetMetric()[0].GetGauge().GetValue() == 3
+		case "memento_recall_index_users":
+			index = true
 		}
 	}
 	if !found {
 		t.Error("/metrics has no memento_turn_slots of 3")
+	}
+	if !index {
+		t.Error("/metrics has no memento_recall_index_users beside the slots'")
 	}
 }

@@ -178,21 +178,34 @@ func (e *Engine) WaitForJobs(ctx context.Context, timeout time.Duration) error {
 // users it holds and their estimated memory, and how often it read a user
 // in full, applied changes or evicted a user.
 func (e *Engine) registerIndexMetrics(x *recall.Index) {
-	gauge := func(name, help string, v func(recall.IndexStats) float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(x.Stats()) })
-	}
-	counter := func(name, help string, v func(recall.IndexStats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(x.Stats()) })
-	}
-	for _, c := range []prometheus.Collector{
+	gauge, counter := statMetrics(x.Stats)
+	e.registerMetrics("recall index metrics",
 		gauge("memento_recall_index_users", "Users held in recall's warm index.", func(s recall.IndexStats) float64 { return float64(s.Users) }),
 		gauge("memento_recall_index_bytes", "Estimated memory held by recall's warm index.", func(s recall.IndexStats) float64 { return float64(s.Bytes) }),
 		counter("memento_recall_index_loads_total", "Users read in full into recall's warm index.", func(s recall.IndexStats) float64 { return float64(s.Loads) }),
 		counter("memento_recall_index_refreshes_total", "Change reads of recall's warm index that found changes.", func(s recall.IndexStats) float64 { return float64(s.Refreshes) }),
 		counter("memento_recall_index_evictions_total", "Users evicted from recall's warm index to stay within its budget.", func(s recall.IndexStats) float64 { return float64(s.Evictions) }),
-	} {
+	)
+}
+
+// statMetrics returns makers of gauges and counters that read one figure
+// of stats() each time /metrics is scraped.
+func statMetrics[S any](stats func() S) (gauge, counter func(name, help string, v func(S) float64) prometheus.Collector) {
+	gauge = func(name, help string, v func(S) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(stats()) })
+	}
+	counter = func(name, help string, v func(S) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(stats()) })
+	}
+	return gauge, counter
+}
+
+// registerMetrics registers cs with the engine's registry; a collector
+// that cannot be registered is logged as what, and the others still are.
+func (e *Engine) registerMetrics(what string, cs ...prometheus.Collector) {
+	for _, c := range cs {
 		if err := e.Registry.Register(c); err != nil {
-			e.Logger.Warn("recall index metrics", "err", err)
+			e.Logger.Warn(what, "err", err)
 		}
 	}
 }

@@ -361,21 +361,12 @@ func (e emotionWithRules) ClassifyEmotion(ctx context.Context, text string) (*me
 // registerSlotMetrics exports the use of the turns' slots: their number,
 // the turns computing and waiting now, and the time turns waited.
 func (e *Engine) registerSlotMetrics(s *agent.Slots) {
-	gauge := func(name, help string, v func(agent.SlotStats) float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(s.Stats()) })
-	}
-	counter := func(name, help string, v func(agent.SlotStats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(s.Stats()) })
-	}
-	for _, c := range []prometheus.Collector{
+	gauge, counter := statMetrics(s.Stats)
+	e.registerMetrics("turn slot metrics",
 		gauge("memento_turn_slots", "Chat turns that may compute at once (--turn-slots).", func(st agent.SlotStats) float64 { return float64(st.Size) }),
 		gauge("memento_turns_computing", "Chat turns holding a slot now.", func(st agent.SlotStats) float64 { return float64(st.Computing) }),
 		gauge("memento_turns_waiting", "Chat turns waiting for a slot now.", func(st agent.SlotStats) float64 { return float64(st.Waiting) }),
 		counter("memento_turn_slot_wait_seconds_total", "Time chat turns spent waiting for a slot.", func(st agent.SlotStats) float64 { return st.Waited.Seconds() }),
 		counter("memento_turn_slots_taken_total", "Slots taken by chat turns.", func(st agent.SlotStats) float64 { return float64(st.Taken) }),
-	} {
-		if err := e.Registry.Register(c); err != nil {
-			e.Logger.Warn("turn slot metrics", "err", err)
-		}
-	}
+	)
 }
