@@ -21,6 +21,9 @@ type Gate struct {
 	rules     []rule
 	assistant []rule
 	memo      *memo
+	// stored keeps Stored's verdicts: a context is assembled from the
+	// same memories, messages and summaries turn after turn.
+	stored *memo
 }
 
 // rule is one pattern of instruction text.
@@ -38,7 +41,9 @@ type rule struct {
 }
 
 // New returns the gate with the built-in rules.
-func New() *Gate { return &Gate{rules: defaultRules, assistant: assistantRules, memo: &memo{}} }
+func New() *Gate {
+	return &Gate{rules: defaultRules, assistant: assistantRules, memo: &memo{}, stored: &memo{}}
+}
 
 // standard is the gate the package functions use; its rules are
 // compiled once and never change.
@@ -66,11 +71,7 @@ func CheckStored(text string) []string { return standard.CheckRole(memento.RoleA
 // stored or rendered into a prompt: CheckStored finds nothing. It stops
 // at the first rule that matches, for paths that need no reason, such as
 // assembling a context of many items.
-func Stored(text string) bool {
-	norm := Normalise(text)
-	return len(standard.check(norm, standard.rules, nil, true)) == 0 &&
-		len(standard.check(norm, standard.assistant, nil, true)) == 0
-}
+func Stored(text string) bool { return standard.Stored(text) }
 
 // CheckFollowing is Check for a message that follows previous in its
 // thread (previous is the user's message before it): an instruction split
@@ -97,6 +98,25 @@ func (g *Gate) CheckRole(role memento.Role, text string) []string {
 		reasons = g.check(Normalise(text), g.assistant, reasons, false)
 	}
 	return reasons
+}
+
+// Stored reports whether CheckStored finds nothing in text, stopping at
+// the first rule that matches.
+func (g *Gate) Stored(text string) bool {
+	if g.stored != nil {
+		if r, ok := g.stored.get(text); ok {
+			return len(r) == 0
+		}
+	}
+	norm := Normalise(text)
+	r := g.check(norm, g.rules, nil, true)
+	if len(r) == 0 {
+		r = g.check(norm, g.assistant, nil, true)
+	}
+	if g.stored != nil {
+		g.stored.put(text, r)
+	}
+	return len(r) == 0
 }
 
 // SplitReason prefixes the reasons CheckFollowing finds only in the two
