@@ -46,8 +46,9 @@ import (
 type Slots struct {
 	slot chan struct{}
 	// waiting counts the turns waiting for a slot now; taken the slots
-	// taken since the start, and waited the time turns spent waiting for
-	// them (nanoseconds).
+	// taken since the start, and waited the time the turns that took them
+	// spent waiting (nanoseconds): a wait given up counts in neither, so
+	// waited/taken is the mean wait of a turn that computed.
 	waiting atomic.Int64
 	taken   atomic.Int64
 	waited  atomic.Int64
@@ -66,7 +67,8 @@ type SlotStats struct {
 	Computing int
 	Waiting   int
 	// Taken counts the slots taken since the start, and Waited the time
-	// turns spent waiting for them.
+	// the turns that took them spent waiting (a wait given up, its turn
+	// ended, counts in neither).
 	Taken  int64
 	Waited time.Duration
 }
@@ -96,10 +98,10 @@ func (s *Slots) take(ctx context.Context) (give func(), err error) {
 			err = ctx.Err()
 		}
 		s.waiting.Add(-1)
-		s.waited.Add(int64(time.Since(start)))
 		if err != nil {
 			return nil, err
 		}
+		s.waited.Add(int64(time.Since(start)))
 	}
 	s.taken.Add(1)
 	return func() { <-s.slot }, nil

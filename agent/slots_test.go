@@ -140,8 +140,8 @@ func TestSlotWait(t *testing.T) {
 	if msgs, err := db.Messages(ctx, s, "t2", 0, 0); len(msgs) != 0 {
 		t.Errorf("the cancelled turn stored %d messages (%v)", len(msgs), err)
 	}
-	if st := a.Slots.Stats(); st.Waiting != 0 || st.Computing != 1 {
-		t.Errorf("after the cancelled wait: %+v, want 1 computing and none waiting", st)
+	if st := a.Slots.Stats(); st.Waiting != 0 || st.Computing != 1 || st.Waited != 0 {
+		t.Errorf("after the cancelled wait: %+v, want 1 computing, none waiting and no wait counted (the only wait was given up)", st)
 	}
 	close(model.release)
 	for range 2 {

@@ -366,7 +366,7 @@ func (e *Engine) registerSlotMetrics(s *agent.Slots) {
 		gauge("memento_turn_slots", "Chat turns that may compute at once (--turn-slots).", func(st agent.SlotStats) float64 { return float64(st.Size) }),
 		gauge("memento_turns_computing", "Chat turns holding a slot now.", func(st agent.SlotStats) float64 { return float64(st.Computing) }),
 		gauge("memento_turns_waiting", "Chat turns waiting for a slot now.", func(st agent.SlotStats) float64 { return float64(st.Waiting) }),
-		counter("memento_turn_slot_wait_seconds_total", "Time chat turns spent waiting for a slot.", func(st agent.SlotStats) float64 { return st.Waited.Seconds() }),
+		counter("memento_turn_slot_wait_seconds_total", "Time the chat turns that took a slot spent waiting for it (waits given up are not counted).", func(st agent.SlotStats) float64 { return st.Waited.Seconds() }),
 		counter("memento_turn_slots_taken_total", "Slots taken by chat turns.", func(st agent.SlotStats) float64 { return float64(st.Taken) }),
 	)
 }
