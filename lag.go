@@ -222,6 +222,10 @@ type WriterReporter interface {
 // of the log after the commit, when the store syncs that way). A store
 // that does not measure a phase leaves it 0. SQLite fills it for the
 // writes that go through its group commit (AppendMessages among them).
+// PostgreSQL fills it for the writes of a user's transaction: Waited
+// until the user's lock was taken (a pooled connection, BEGIN and the
+// lock), Wrote until the commit returned (which waits for the log
+// itself), Synced 0.
 type WriteTimes struct {
 	Waited, Wrote, Synced time.Duration
 }

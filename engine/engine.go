@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
 	"github.com/memento-ai/memento/pipeline"
+	"github.com/memento-ai/memento/postgres"
 	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/recall"
 )
@@ -73,11 +76,35 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Engine, error) {
 		return nil, fmt.Errorf("open store %s: %w", RedactURL(cfg.DB), err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(schedLatencies)), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e := &Engine{Config: cfg, Logger: log, Store: st, Registry: reg}
 	e.OnClose(func(context.Context) error { return st.Close() })
+	if pg, ok := st.(*postgres.DB); ok {
+		e.registerPoolMetrics(pg.Pool())
+	}
 	return e, nil
 }
+
+// registerPoolMetrics exports the PostgreSQL connection pool's figures: a
+// request that finds every connection taken waits for one, and that wait
+// is part of its latency that the database's own statistics never show.
+func (e *Engine) registerPoolMetrics(p *pgxpool.Pool) {
+	gauge, counter := statMetrics(p.Stat)
+	e.registerMetrics("connection pool metrics",
+		gauge("memento_postgres_pool_max_conns", "Connections the pool may open (pool_max_conns).", func(s *pgxpool.Stat) float64 { return float64(s.MaxConns()) }),
+		gauge("memento_postgres_pool_acquired_conns", "Connections in use now.", func(s *pgxpool.Stat) float64 { return float64(s.AcquiredConns()) }),
+		gauge("memento_postgres_pool_idle_conns", "Connections open and idle now.", func(s *pgxpool.Stat) float64 { return float64(s.IdleConns()) }),
+		counter("memento_postgres_pool_acquires_total", "Connections taken from the pool.", func(s *pgxpool.Stat) float64 { return float64(s.AcquireCount()) }),
+		counter("memento_postgres_pool_empty_acquires_total", "Connections taken after waiting, because every connection was in use (or still opening).", func(s *pgxpool.Stat) float64 { return float64(s.EmptyAcquireCount()) }),
+		counter("memento_postgres_pool_empty_acquire_wait_seconds_total", "Time spent waiting for a connection when every one was in use.", func(s *pgxpool.Stat) float64 { return s.EmptyAcquireWaitTime().Seconds() }),
+	)
+}
+
+// schedLatencies adds the Go runtime's scheduling latencies to /metrics
+// (go_sched_latencies_seconds): how long goroutines were ready to run
+// before a processor ran them. Its tail is how a saturated processor
+// shows in every request's latency.
+var schedLatencies = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/sched/latencies:seconds$`)}
 
 // OnClose registers a function Close calls, in reverse order of
 // registration: what was opened last is closed first.

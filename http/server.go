@@ -151,7 +151,7 @@ func (s *Server) build() {
 	})
 	s.appendWrite = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "memento_append_write_seconds",
-		Help:    "Where an append's write spent its time in the store, by phase: waited (for the store's one writer to take it), wrote (its group commit), synced (the log's sync after the commit). SQLite only.",
+		Help:    "Where an append's write spent its time in the store, by phase: waited (SQLite: for the store's one writer to take it; PostgreSQL: for a pooled connection and the user's lock), wrote (its group commit; PostgreSQL: its statements and commit), synced (SQLite: the log's sync after the commit; 0 on PostgreSQL, whose commit waits for its log).",
 		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 	}, []string{"phase"})
 	s.Registry.MustRegister(s.requests, s.latency, s.conns, s.appendWrite)

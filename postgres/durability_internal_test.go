@@ -15,15 +15,12 @@ import (
 	"github.com/memento-ai/memento/postgres/pgtest"
 )
 
-// TestJobTransactionsCommitAsynchronously checks that a background job's
-// user transactions commit without waiting for the log to reach the disk,
-// and every other transaction waits, also one right after a job's (the
-// setting is the transaction's own).
-func TestJobTransactionsCommitAsynchronously(t *testing.T) {
-	ctx := context.Background()
+// openInternal opens a store in a schema of its own, dropped at the end.
+func openInternal(t *testing.T) *DB {
+	t.Helper()
 	url := pgtest.URL(t)
 	schema := fmt.Sprintf("sc_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
-	db, err := Open(ctx, url, Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
+	db, err := Open(context.Background(), url, Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +31,52 @@ func TestJobTransactionsCommitAsynchronously(t *testing.T) {
 			conn.Close(context.Background())
 		}
 	})
+	return db
+}
+
+// TestUserTxWriteTimes checks that a write asked for its times
+// (memento.WithWriteTimes) reports its wait for the user's lock, held by
+// another transaction of the user, as Waited, its statements and commit
+// as Wrote, and no separate sync.
+func TestUserTxWriteTimes(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t)
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	const hold = 150 * time.Millisecond
+	locked := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- db.userTx(ctx, s, func(tx pgx.Tx) error {
+			close(locked)
+			time.Sleep(hold)
+			return nil
+		})
+	}()
+	<-locked
+	var times memento.WriteTimes
+	start := time.Now()
+	if _, err := db.AppendMessages(memento.WithWriteTimes(ctx, &times), s, "t1", []memento.Message{{Role: memento.RoleUser, Text: "I loved Alien"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if times.Waited < hold/2 || times.Wrote <= 0 || times.Synced != 0 {
+		t.Errorf("times %+v behind a transaction holding the user for %s; want Waited about that, Wrote above 0 and Synced 0", times, hold)
+	}
+	if sum := times.Waited + times.Wrote; sum > took {
+		t.Errorf("Waited+Wrote %s is more than the call took (%s)", sum, took)
+	}
+}
+
+// TestJobTransactionsCommitAsynchronously checks that a background job's
+// user transactions commit without waiting for the log to reach the disk,
+// and every other transaction waits, also one right after a job's (the
+// setting is the transaction's own).
+func TestJobTransactionsCommitAsynchronously(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t)
 	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
 	setting := func(ctx context.Context) string {
 		t.Helper()

@@ -363,15 +363,27 @@ func (db *DB) userTx(ctx context.Context, s memento.Scope, fn func(tx pgx.Tx) er
 		lock = `SELECT pg_advisory_xact_lock(hashtextextended($1, 0)), set_config('synchronous_commit', 'off', true)`
 	}
 	foreground(ctx)
+	times := memento.WriteTimesFrom(ctx)
+	start := time.Now()
+	var locked time.Time
 	var err error
 	for attempt := 1; attempt <= txAttempts; attempt++ {
 		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, lock, userKey(s)); err != nil {
 				return fmt.Errorf("lock user: %w", err)
 			}
+			locked = time.Now()
 			return fn(tx)
 		})
 		if !retryable(err) || ctx.Err() != nil {
+			if times != nil && err == nil {
+				// Waited: a connection, BEGIN and the user's lock (the
+				// earlier runs of a retried transaction too); Wrote: the
+				// statements and the commit, which waits for the log's
+				// flush itself.
+				end := time.Now()
+				times.Waited, times.Wrote, times.Synced = locked.Sub(start), end.Sub(locked), 0
+			}
 			return err
 		}
 		db.logger.Debug("postgres: transaction retried", "attempt", attempt, "err", err)
