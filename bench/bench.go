@@ -243,8 +243,8 @@ type RateResult struct {
 	// Writer is what the store's one writer did from the first append
 	// until every job ended (SQLite).
 	Writer *WriterUse `json:"writer,omitempty"`
-	// AckPhases is where the acknowledgements' time went, where the
-	// store measures it (SQLite); Scheduling the Go scheduler's latency
+	// AckPhases is where the acknowledgements' time went, as the store
+	// measures it (AckPhases); Scheduling the Go scheduler's latency
 	// from the first append until every job ended.
 	AckPhases  *AckPhases  `json:"ackPhases,omitempty"`
 	Scheduling *Scheduling `json:"scheduling,omitempty"`

@@ -10,10 +10,12 @@ import (
 )
 
 // AckPhases splits the acknowledgements of a stream into where their time
-// went, as the store measured it (memento.WriteTimes; SQLite): Waited
+// went, as the store measured it (memento.WriteTimes): on SQLite Waited
 // behind the writes its one writer was running, Wrote in the group commit
 // that held the append (its statements, the others' and the commit),
-// Synced for the sync of the log after that commit. Slowest is the mean
+// Synced for the sync of the log after that commit; on PostgreSQL Waited
+// for a pooled connection and the user's lock, Wrote for the statements
+// and the commit, Synced 0. Slowest is the mean
 // of each phase over the slowest 1 % of acknowledgements, which is what
 // the p99 is made of.
 type AckPhases struct {
