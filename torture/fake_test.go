@@ -194,6 +194,16 @@ func (s *fakeServer) routes() http.Handler {
 		fmt.Fprintln(w, "memento_turn_slots 2")
 		fmt.Fprintf(w, "memento_turn_slots_taken_total %d\n", turns)
 		fmt.Fprintf(w, "memento_turn_slot_wait_seconds_total %g\n", 0.02*float64(turns))
+		// The runtime's scheduling latencies: ten wake-ups a turn, one
+		// of them past 0.92 ms. And the pool: each turn waited 5 ms
+		// for a connection.
+		fmt.Fprintf(w, "go_sched_latencies_seconds_bucket{le=\"8.191999999999999e-05\"} %d\n", 5*turns)
+		fmt.Fprintf(w, "go_sched_latencies_seconds_bucket{le=\"0.0009175039999999999\"} %d\n", 9*turns)
+		fmt.Fprintf(w, "go_sched_latencies_seconds_bucket{le=\"0.010485759999999998\"} %d\n", 10*turns)
+		fmt.Fprintf(w, "go_sched_latencies_seconds_bucket{le=\"+Inf\"} %d\n", 10*turns)
+		fmt.Fprintf(w, "go_sched_latencies_seconds_count %d\n", 10*turns)
+		fmt.Fprintf(w, "memento_postgres_pool_empty_acquires_total %d\n", turns)
+		fmt.Fprintf(w, "memento_postgres_pool_empty_acquire_wait_seconds_total %g\n", 0.005*float64(turns))
 		fmt.Fprintln(w, `memento_http_request_seconds_bucket{route="POST /v1/users/{user}/threads/{thread}/messages",le="0.001"} 6`)
 	})
 	return mux

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -156,6 +157,10 @@ type LoadReport struct {
 	// TurnSlots is how the chat turns waited for a slot while the load
 	// ran, when the server bounds the turns computing at once.
 	TurnSlots *LoadTurnSlots `json:"turnSlots,omitempty"`
+	// Server is how long the server's goroutines waited for a processor
+	// and its requests for a database connection while the load ran,
+	// when its /metrics says.
+	Server *LoadServer `json:"server,omitempty"`
 	// Healthy is whether /healthz answered 200 after the load.
 	Healthy bool         `json:"healthy"`
 	Thread  *ThreadCheck `json:"thread,omitempty"`
@@ -238,6 +243,7 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	if after, err := cl.Metrics(ctx); err == nil && beforeErr == nil {
 		rep.Background = background(before, after, elapsed)
 		rep.TurnSlots = turnSlots(before, after)
+		rep.Server = serverQueues(before, after)
 	}
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	rep.Healthy = cl.Healthy(hctx)
@@ -333,6 +339,66 @@ func turnSlots(before, after map[string]float64) *LoadTurnSlots {
 		t.WaitedMeanMs = Ms(math.Round(waited*1e6/float64(t.Taken)) / 1000)
 	}
 	return t
+}
+
+// LoadServer is what a request waited for in the server beyond its own
+// work while a load ran, read from /metrics before and after it: a
+// processor, which goroutines made ready to run wait for when the
+// processors are busy (every step of a request that hands over to
+// another goroutine, or waits for the disk or the network, is a wake-up),
+// and on PostgreSQL a connection of the pool.
+type LoadServer struct {
+	// Wakeups counts the goroutines made ready to run during the load
+	// (go_sched_latencies_seconds), and WaitedOverShare is the share of
+	// them that waited longer than WaitedOverMs for a processor: the
+	// bound of the runtime's histogram nearest below 1 ms.
+	Wakeups         int64   `json:"wakeups"`
+	WaitedOverMs    float64 `json:"waitedOverMs"`
+	WaitedOverShare float64 `json:"waitedOverShare"`
+	// PoolWaits counts the connections taken from the PostgreSQL pool
+	// after a wait, because every one was in use, and PoolWaitMs is
+	// those waits in all (memento_postgres_pool_empty_acquires_total,
+	// _empty_acquire_wait_seconds_total).
+	PoolWaits  int64 `json:"poolWaits,omitempty"`
+	PoolWaitMs Ms    `json:"poolWaitMs,omitempty"`
+}
+
+// schedBucket is the name of a bucket of the runtime's scheduling
+// latencies as /metrics gives it, before its bound.
+const schedBucket = `go_sched_latencies_seconds_bucket{le="`
+
+// serverQueues compares two readings of /metrics; nil when the server
+// reports no scheduling latencies.
+func serverQueues(before, after map[string]float64) *LoadServer {
+	total, ok := after["go_sched_latencies_seconds_count"]
+	if !ok {
+		return nil
+	}
+	srv := &LoadServer{Wakeups: int64(total - before["go_sched_latencies_seconds_count"])}
+	// The bucket of the largest bound up to 1 ms counts the wake-ups
+	// that waited at most that long.
+	bound, within := 0.0, 0.0
+	for name, v := range after {
+		le, found := strings.CutPrefix(name, schedBucket)
+		if !found {
+			continue
+		}
+		b, err := strconv.ParseFloat(strings.TrimSuffix(le, `"}`), 64)
+		if err != nil || b > 0.001 || b <= bound {
+			continue
+		}
+		bound, within = b, v-before[name]
+	}
+	if bound > 0 && srv.Wakeups > 0 {
+		srv.WaitedOverMs = math.Round(bound*1e5) / 100
+		srv.WaitedOverShare = math.Round((float64(srv.Wakeups)-within)/float64(srv.Wakeups)*1e4) / 1e4
+	}
+	if _, ok := after["memento_postgres_pool_empty_acquires_total"]; ok {
+		srv.PoolWaits = int64(after["memento_postgres_pool_empty_acquires_total"] - before["memento_postgres_pool_empty_acquires_total"])
+		waited := after["memento_postgres_pool_empty_acquire_wait_seconds_total"] - before["memento_postgres_pool_empty_acquire_wait_seconds_total"]
+		srv.PoolWaitMs = Ms(math.Round(waited * 1e3))
+	}
+	return srv
 }
 
 // seedTexts are what seeded users said: facts the memory pipeline keeps.

@@ -171,6 +171,16 @@ func TestLoadMixed(t *testing.T) {
 	if chats := rep.Ops["chat"].Requests; ts.Slots != 2 || ts.Taken != int64(chats) || ts.WaitedMeanMs != 20 {
 		t.Errorf("turnSlots = %+v, want 2 slots, %d taken, 20 ms waited on average", *ts, chats)
 	}
+	// The fake's turns each made ten wake-ups, one of them waiting past
+	// 0.92 ms, and waited 5 ms for a connection.
+	srv := rep.Server
+	if srv == nil {
+		t.Fatal("no server in the report of a server that reports its scheduling")
+	}
+	if chats := int64(rep.Ops["chat"].Requests); srv.Wakeups != 10*chats || srv.WaitedOverMs != 0.92 || srv.WaitedOverShare != 0.1 ||
+		srv.PoolWaits != chats || srv.PoolWaitMs != Ms(5*chats) {
+		t.Errorf("server = %+v, want %d wake-ups, a tenth past 0.92 ms, %d pool waits of 5 ms each", *srv, 10*chats, chats)
+	}
 }
 
 // TestParseMetrics reads samples with and without labels, braces inside

@@ -369,6 +369,13 @@ func (m *Main) printLoad(rep *torture.LoadReport) {
 	if ts := rep.TurnSlots; ts != nil {
 		fmt.Fprintf(m.Stdout, "turn slots: %d; %d chat turns took one, after waiting %.1f ms on average\n", ts.Slots, ts.Taken, float64(ts.WaitedMeanMs))
 	}
+	if sv := rep.Server; sv != nil {
+		fmt.Fprintf(m.Stdout, "server: %.1f%% of %d goroutine wake-ups waited over %.2f ms for a processor", 100*sv.WaitedOverShare, sv.Wakeups, sv.WaitedOverMs)
+		if sv.PoolWaits > 0 {
+			fmt.Fprintf(m.Stdout, "; %d requests waited for a database connection, %.1f s in all", sv.PoolWaits, float64(sv.PoolWaitMs)/1000)
+		}
+		fmt.Fprintln(m.Stdout)
+	}
 	if t := rep.Thread; t != nil {
 		fmt.Fprintf(m.Stdout, "thread %s/%s: %d sent, %d answered, holds %d messages and %d answers, in turn: %v\n", t.User, t.Thread, t.Sent, t.Answered, t.UserMessages, t.Answers, t.InTurn)
 		for _, p := range t.Problems {
