@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -214,9 +213,9 @@ func emotionColumns(e *memento.Emotion) (label *string, confidence *float64) {
 // cannot move under it; the row is still read FOR UPDATE, so a writer that
 // bypassed the lock would wait rather than collide. The rows that make the
 // thread exist, its head and the messages already stored under the ids
-// given are read in one round trip (a batch), and each message is
-// inserted with its keyword index in one statement: an acknowledgement
-// waits for few round trips to the server.
+// given are read in one round trip (a batch), and the new messages, each
+// with its keyword index in one statement, and the thread's new head in
+// a second: an acknowledgement waits for few round trips to the server.
 func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, thread string, msgs []memento.Message, check func(seq int64) error) ([]memento.Message, []bool, error) {
 	now := db.now()
 	var ids []string
@@ -270,6 +269,10 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 	}
 	stored := make([]memento.Message, 0, len(msgs))
 	inserted := make([]bool, 0, len(msgs))
+	// The new messages and the thread's new head go in one round trip
+	// (a batch): the head depends only on the numbers given here.
+	ins := &pgx.Batch{}
+	var added []memento.Message
 	for _, m := range msgs {
 		if m.ID != "" {
 			if old, ok := existing[m.ID]; ok {
@@ -295,29 +298,44 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 		m.At, m.CreatedAt = m.At.UTC(), now
 		terms, freqs, n := indexTerms(weightedText{m.Text, 1})
 		label, confidence := emotionColumns(m.Emotion)
-		if _, err := tx.Exec(ctx, `WITH m AS (
+		ins.Queue(`WITH m AS (
 				INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence, periods)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $14, $15) RETURNING pk),
 			d AS (INSERT INTO message_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $10 FROM m)
 			INSERT INTO message_terms (pk, tenant_id, user_id, term, freq, len)
 			SELECT m.pk, $1, $2, x.t, x.f, $10 FROM m, unnest($11::text[], $12::float8[]) AS x(t, f)`,
 			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt), n, terms, freqs, label, confidence,
-			periodsColumn(m.Text, m.At)); err != nil {
-			if isUniqueViolation(err) {
-				return nil, nil, memento.WrapError(memento.ECONFLICT, err, "message id %q is given twice", m.ID)
-			}
-			return nil, nil, fmt.Errorf("insert message %s: %w", m.ID, err)
-		}
+			periodsColumn(m.Text, m.At))
 		existing[m.ID] = m
+		added = append(added, m)
 		stored = append(stored, m)
 		inserted = append(inserted, true)
 	}
-	if !slices.Contains(inserted, true) {
+	if len(added) == 0 {
 		return stored, inserted, nil
 	}
-	if _, err := tx.Exec(ctx, `UPDATE threads SET last_seq = $1, updated_at = $2 WHERE tenant_id = $3 AND user_id = $4 AND id = $5`,
-		seq, nanos(now), s.Tenant, s.User, thread); err != nil {
-		return nil, nil, fmt.Errorf("update thread: %w", err)
+	ins.Queue(`UPDATE threads SET last_seq = $1, updated_at = $2 WHERE tenant_id = $3 AND user_id = $4 AND id = $5`,
+		seq, nanos(now), s.Tenant, s.User, thread)
+	res = tx.SendBatch(ctx, ins)
+	err = func() error {
+		for _, m := range added {
+			if _, err := res.Exec(); err != nil {
+				if isUniqueViolation(err) {
+					return memento.WrapError(memento.ECONFLICT, err, "message id %q is given twice", m.ID)
+				}
+				return fmt.Errorf("insert message %s: %w", m.ID, err)
+			}
+		}
+		if _, err := res.Exec(); err != nil {
+			return fmt.Errorf("update thread: %w", err)
+		}
+		return nil
+	}()
+	if cerr := res.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	return stored, inserted, nil
 }
