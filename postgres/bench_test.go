@@ -71,6 +71,35 @@ func BenchmarkSaveTurn(b *testing.B) {
 	lat.report(b)
 }
 
+// BenchmarkRecallDocsUnchanged measures the read a warm recall index
+// makes before every turn and context read of a user with no change
+// since its last: the answer is only the change log's position.
+func BenchmarkRecallDocsUnchanged(b *testing.B) {
+	db, _ := openSchema(b, postgres.Options{})
+	ctx := context.Background()
+	s := memento.Scope{User: "ann"}
+	if _, err := db.AppendMessages(ctx, s, "t1", []memento.Message{{Role: memento.RoleUser, Text: "I liked Heat"}}, nil); err != nil {
+		b.Fatal(err)
+	}
+	first, err := db.RecallDocs(ctx, s, -1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lat := make(latencies, 0, b.N)
+	for b.Loop() {
+		start := time.Now()
+		got, err := db.RecallDocs(ctx, s, first.Through)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got.Full || len(got.Docs) > 0 || got.Through != first.Through {
+			b.Fatalf("RecallDocs after no change = %+v, want no documents at %d", got, first.Through)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	lat.report(b)
+}
+
 // BenchmarkConcurrentTurnsOneThread measures turns saved by 8 goroutines
 // at once on one thread, which the user lock serialises.
 func BenchmarkConcurrentTurnsOneThread(b *testing.B) {

@@ -208,6 +208,11 @@ func testRecallChanges(t *testing.T, open Opener) {
 	if err != nil || nothing.Full || len(nothing.Docs) != 0 || len(nothing.Removed) != 0 || nothing.Through < full.Through {
 		t.Errorf("a read with nothing changed = %+v, %v; want no documents", nothing, err)
 	}
+	// A position past the log's end is another store's (a restored
+	// copy): everything is read again.
+	if past, err := rc.RecallDocs(ctx, ann, full.Through+1_000_000); err != nil || !past.Full || len(past.Docs) != 2 {
+		t.Errorf("a read from past the log's end = %+v, %v; want everything again", past, err)
+	}
 	// Another user's writes are not this user's changes.
 	userMessage(t, st, bob, "t1", "b1", "hello", 0)
 	m2 := userMessage(t, st, ann, "t1", "m2", "now westerns", 1)
