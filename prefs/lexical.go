@@ -2,6 +2,8 @@ package prefs
 
 import (
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/fulltext"
@@ -71,6 +73,55 @@ func containsRun(seq, run []string) bool {
 type termIndex struct {
 	postings map[string][]int32
 	pos      map[string]int32 // title id -> position
+	runs     runMemo
+}
+
+// A concept of several words ("romantic comedy") is matched by reading
+// again the text of every title holding all its words, thousands of them
+// for common words. Folding a user's taste of eight preferences took
+// 13 ms (BenchmarkTasteRefold), three quarters of it here, paid by a
+// turn each time the background
+// has changed the user's preferences, which under load is nearly every
+// turn. The catalog does not change under an index, and users name the
+// same concepts again and again, so the index keeps the titles of the
+// runs it matched last, in two generations as hygiene's memo does:
+// runMemoRuns runs, or runMemoTitles title positions in all, a generation.
+const (
+	runMemoRuns   = 4096
+	runMemoTitles = 1 << 20
+)
+
+// runMemo holds the matches of recent runs of several words, keyed by the
+// words joined with spaces (a word never holds one).
+type runMemo struct {
+	mu       sync.Mutex
+	cur, old map[string][]int32
+	held     int // title positions in cur
+}
+
+// get returns the kept matches of key.
+func (m *runMemo) get(key string) ([]int32, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.cur[key]; ok {
+		return r, true
+	}
+	r, ok := m.old[key]
+	return r, ok
+}
+
+// put keeps the matches of key.
+func (m *runMemo) put(key string, matched []int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.cur) >= runMemoRuns || m.held+len(matched) > runMemoTitles {
+		m.old, m.cur, m.held = m.cur, nil, 0
+	}
+	if m.cur == nil {
+		m.cur = map[string][]int32{}
+	}
+	m.cur[key] = matched
+	m.held += len(matched)
 }
 
 // buildTermIndex indexes the words of titles.
@@ -92,8 +143,24 @@ func buildTermIndex(titles []memento.Title) *termIndex {
 }
 
 // matches returns the positions of the titles whose text contains the
-// words run, in order; titles gives their texts for the order check.
+// words run, in order; titles gives their texts for the order check and
+// are those the index was built from. The slice is shared: callers must
+// not modify it.
 func (x *termIndex) matches(run []string, titles []memento.Title) []int32 {
+	if len(run) <= 1 {
+		return x.match(run, titles)
+	}
+	key := strings.Join(run, " ")
+	if out, ok := x.runs.get(key); ok {
+		return out
+	}
+	out := x.match(run, titles)
+	x.runs.put(key, out)
+	return out
+}
+
+// match is matches without the memo.
+func (x *termIndex) match(run []string, titles []memento.Title) []int32 {
 	if len(run) == 0 {
 		return nil
 	}

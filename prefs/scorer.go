@@ -224,6 +224,34 @@ func (u *taste) hitsAt(pos int32) []int32 {
 	return u.hits[u.hitStart[pos]:u.hitStart[pos+1]]
 }
 
+// hitTable lays out which preferences each of n titles matches, from the
+// titles each preference matches (positions below n, ascending): title
+// pos's are hits[start[pos]:start[pos+1]], in the preferences' order. It
+// counts first and fills after: no map of titles, whose lookups for every
+// title of the catalog cost more than the few that match.
+func hitTable(n int, matched [][]int32) (start, hits []int32) {
+	start = make([]int32, n+1)
+	total := 0
+	for _, m := range matched {
+		for _, pos := range m {
+			start[pos+1]++
+		}
+		total += len(m)
+	}
+	for pos := range n {
+		start[pos+1] += start[pos]
+	}
+	hits = make([]int32, total)
+	next := slices.Clone(start[:n])
+	for p, m := range matched {
+		for _, pos := range m {
+			hits[next[pos]] = int32(p)
+			next[pos]++
+		}
+	}
+	return start, hits
+}
+
 // tasteOf returns the user's folded taste, nil when the user has no live
 // preferences of the space's embedder.
 func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) {
@@ -275,20 +303,13 @@ func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) 
 		u.factor = 1 / math.Max(1, math.Sqrt(norm))
 		u.concepts = contiguous(u.concepts)
 		u.runs = make([][]string, len(live))
-		byTitle := map[int32][]int32{}
+		matched := make([][]int32, len(live))
 		terms := sc.Titles.terms()
 		for p, pref := range live {
 			u.runs[p] = conceptWords(pref.Concept)
-			for _, pos := range terms.matches(u.runs[p], sc.Titles.catalog) {
-				byTitle[pos] = append(byTitle[pos], int32(p))
-			}
+			matched[p] = terms.matches(u.runs[p], sc.Titles.catalog)
 		}
-		u.hitStart = make([]int32, len(sc.Titles.catalog)+1)
-		for pos := range sc.Titles.catalog {
-			u.hitStart[pos] = int32(len(u.hits))
-			u.hits = append(u.hits, byTitle[int32(pos)]...)
-		}
-		u.hitStart[len(sc.Titles.catalog)] = int32(len(u.hits))
+		u.hitStart, u.hits = hitTable(len(sc.Titles.catalog), matched)
 	}
 	sc.mu.Lock()
 	if sc.cache == nil || len(sc.cache) >= maxTasteUsers {

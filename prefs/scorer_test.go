@@ -337,3 +337,44 @@ func benchConcepts(n int, titles []memento.Title) []memento.Concept {
 	}
 	return out
 }
+
+// BenchmarkTasteRefold folds a user's taste again, as a turn does after
+// the background changed the user's preferences (under `memento torture
+// load` nearly every turn): the preferences read from the store, their
+// concept vectors and the table of the catalog titles whose words each
+// names. It reports the median and the processor time.
+func BenchmarkTasteRefold(b *testing.B) {
+	titles, ts := embeddedSpace(b)
+	for _, n := range []int{8, 500} {
+		b.Run(fmt.Sprintf("prefs=%d", n), func(b *testing.B) {
+			db := sqlitetest.Open(b)
+			now := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+			svc := &Service{Store: db, Messages: db, Model: offline.New(offline.Options{}), Embedder: ts.embedder, Clock: fixedClock(now)}
+			s := memento.Scope{User: "ann"}
+			if _, err := svc.Learn(context.Background(), s, "bench", now, benchConcepts(n, titles)); err != nil {
+				b.Fatalf("Learn: %v", err)
+			}
+			sc := &Scorer{Prefs: svc, Titles: ts}
+			ctx := context.Background()
+			if _, err := sc.tasteOf(ctx, s); err != nil {
+				b.Fatalf("tasteOf: %v", err)
+			}
+			var took []time.Duration
+			cpu0 := cpuTime()
+			for b.Loop() {
+				sc.mu.Lock()
+				sc.cache = nil
+				sc.mu.Unlock()
+				start := time.Now()
+				u, err := sc.tasteOf(ctx, s)
+				if err != nil || u == nil {
+					b.Fatalf("tasteOf: %v, %v", u, err)
+				}
+				took = append(took, time.Since(start))
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(len(took)), "cpu-ms/op")
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+		})
+	}
+}
