@@ -2,6 +2,7 @@ package hygiene
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/memento-ai/memento"
@@ -24,6 +25,11 @@ type Gate struct {
 	// stored keeps Stored's verdicts: a context is assembled from the
 	// same memories, messages and summaries turn after turn.
 	stored *memo
+	// spoken keeps the reasons of CheckRole for the roles other than the
+	// user's (all the rules): an assistant's turn is checked as a message,
+	// then as the turn each of the user's next messages answers, by the
+	// pipeline and by the readers of preferences and actions.
+	spoken *memo
 }
 
 // rule is one pattern of instruction text.
@@ -42,12 +48,18 @@ type rule struct {
 
 // New returns the gate with the built-in rules.
 func New() *Gate {
-	return &Gate{rules: defaultRules, assistant: assistantRules, memo: &memo{}, stored: &memo{}}
+	return &Gate{rules: defaultRules, assistant: assistantRules, memo: &memo{}, stored: &memo{}, spoken: &memo{}}
 }
 
 // standard is the gate the package functions use; its rules are
 // compiled once and never change.
 var standard = New()
+
+// Standard returns the gate the package functions use, so that a path
+// with a gate of its own (the attribute pipeline) shares its verdicts
+// with them: a message is checked by the pipeline and by the learners of
+// preferences and actions, each with the user's previous message.
+func Standard() *Gate { return standard }
 
 // Check returns why text carries instructions to the model, one reason per
 // rule matched, or nil for clean text. It is the one test every path into
@@ -93,9 +105,17 @@ func (g *Gate) Check(text string) []string { return g.checkDefault(text) }
 
 // CheckRole is Check with the rules for the message's role added.
 func (g *Gate) CheckRole(role memento.Role, text string) []string {
-	reasons := g.checkDefault(text)
-	if role != memento.RoleUser {
-		reasons = g.check(Normalise(text), g.assistant, reasons, false)
+	if role == memento.RoleUser {
+		return g.checkDefault(text)
+	}
+	if g.spoken != nil {
+		if r, ok := g.spoken.get(text); ok {
+			return slices.Clone(r)
+		}
+	}
+	reasons := g.check(Normalise(text), g.assistant, g.checkDefault(text), false)
+	if g.spoken != nil {
+		g.spoken.put(text, slices.Clone(reasons))
 	}
 	return reasons
 }
@@ -105,6 +125,11 @@ func (g *Gate) CheckRole(role memento.Role, text string) []string {
 func (g *Gate) Stored(text string) bool {
 	if g.stored != nil {
 		if r, ok := g.stored.get(text); ok {
+			return len(r) == 0
+		}
+	}
+	if g.spoken != nil {
+		if r, ok := g.spoken.get(text); ok {
 			return len(r) == 0
 		}
 	}

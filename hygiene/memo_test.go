@@ -69,7 +69,14 @@ func TestMemoKeepsTheVerdicts(t *testing.T) {
 			if got, want := g.CheckFollowing(prev, text), plain.CheckFollowing(prev, text); !slices.Equal(got, want) {
 				t.Fatalf("round %d: CheckFollowing(%q, %q) = %v, want %v", round, prev, text, got, want)
 			}
-			for _, role := range []memento.Role{memento.RoleUser, memento.RoleAssistant} {
+			// Stored first on odd texts, so that it finds its own verdicts
+			// and, on even ones, those CheckRole kept.
+			if i%2 == 1 {
+				if got, want := g.Stored(text), plain.Stored(text); got != want {
+					t.Fatalf("round %d: Stored(%q) = %v, want %v", round, text, got, want)
+				}
+			}
+			for _, role := range []memento.Role{memento.RoleUser, memento.RoleAssistant, memento.Role("tool")} {
 				if got, want := g.CheckRole(role, text), plain.CheckRole(role, text); !slices.Equal(got, want) {
 					t.Fatalf("round %d: CheckRole(%s, %q) = %v, want %v", round, role, text, got, want)
 				}
@@ -81,6 +88,10 @@ func TestMemoKeepsTheVerdicts(t *testing.T) {
 				got[0] = "changed by the caller"
 				_ = append(got, "appended by the caller")
 			}
+			if got := g.CheckRole(memento.RoleAssistant, text); len(got) > 0 {
+				got[0] = "changed by the caller"
+				_ = append(got, "appended by the caller")
+			}
 		}
 	}
 	if refused == 0 {
@@ -88,6 +99,9 @@ func TestMemoKeepsTheVerdicts(t *testing.T) {
 	}
 	if len(g.stored.cur)+len(g.stored.old) == 0 {
 		t.Fatal("Stored kept no verdict")
+	}
+	if len(g.spoken.cur)+len(g.spoken.old) == 0 {
+		t.Fatal("CheckRole kept no verdict of an assistant's text")
 	}
 }
 
@@ -127,15 +141,17 @@ func TestMemoBound(t *testing.T) {
 }
 
 // TestMemoConcurrent checks the gate from many goroutines at once (run
-// with -race): every answer, Check's and Stored's, is the gate's without
-// a memo.
+// with -race): every answer, Check's, Stored's and an assistant's
+// CheckRole's, is the gate's without a memo.
 func TestMemoConcurrent(t *testing.T) {
 	texts := corpusTexts(t)
 	plain := &Gate{rules: defaultRules, assistant: assistantRules}
 	want := make([][]string, len(texts))
+	spoken := make([][]string, len(texts))
 	stored := make([]bool, len(texts))
 	for i, text := range texts {
 		want[i], stored[i] = plain.Check(text), plain.Stored(text)
+		spoken[i] = plain.CheckRole(memento.RoleAssistant, text)
 	}
 	g := New()
 	var wg sync.WaitGroup
@@ -149,6 +165,10 @@ func TestMemoConcurrent(t *testing.T) {
 				}
 				if got := g.Stored(texts[i]); got != stored[i] {
 					t.Errorf("Stored(%q) = %v, want %v", texts[i], got, stored[i])
+					return
+				}
+				if got := g.CheckRole(memento.RoleAssistant, texts[i]); !slices.Equal(got, spoken[i]) {
+					t.Errorf("CheckRole(assistant, %q) = %v, want %v", texts[i], got, spoken[i])
 					return
 				}
 			}

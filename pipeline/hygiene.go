@@ -18,8 +18,11 @@ import (
 // uses too.
 type Hygiene = hygiene.Gate
 
-// NewHygiene returns the hygiene step with the built-in rules.
-func NewHygiene() *Hygiene { return hygiene.New() }
+// NewHygiene returns the hygiene step with the built-in rules: the gate
+// of package hygiene's functions, which the learners of preferences and
+// actions check the same messages with, so that each text's verdict is
+// found once.
+func NewHygiene() *Hygiene { return hygiene.Standard() }
 
 // previousLookback is how many messages before a user message the hygiene
 // step reads to find the user's previous one (an assistant reply or two
