@@ -217,3 +217,29 @@ func benchTopIDs(b *testing.B, x *Index, q memento.TitleQuery) []string {
 	}
 	return ids
 }
+
+// BenchmarkCandidates is a turn's candidate pool: the constraint pool of
+// a broad request and of a genre, and a draw by a liked topic, each of
+// hundreds of titles at once.
+func BenchmarkCandidates(b *testing.B) {
+	x := benchIndex(b)
+	ctx := context.Background()
+	queries := []struct {
+		q memento.TitleQuery
+		n int
+	}{
+		{memento.TitleQuery{}, 300},
+		{memento.TitleQuery{Genres: []string{"Drama"}}, 300},
+		{memento.TitleQuery{Text: "heist"}, 160},
+	}
+	start := cpuTime()
+	i := 0
+	for b.Loop() {
+		c := queries[i%len(queries)]
+		if got, err := x.Candidates(ctx, c.q, c.n); err != nil || len(got) == 0 {
+			b.Fatalf("Candidates(%+v): %d titles, %v", c.q, len(got), err)
+		}
+		i++
+	}
+	reportCPU(b, start)
+}

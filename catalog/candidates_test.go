@@ -3,8 +3,12 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/memento-ai/memento"
 )
@@ -74,6 +78,65 @@ func TestCandidatesAreSearchsFirstTitles(t *testing.T) {
 	}
 	if _, err := x.Candidates(ctx, memento.TitleQuery{MinYear: 1990, MaxYear: 1980}, 5); memento.ErrorCode(err) != memento.EINVALID {
 		t.Errorf("a bad query: %v, want EINVALID", err)
+	}
+}
+
+// TestCandidatesAreCopies checks that the titles Candidates and Search
+// hand out are the index's, field for field, and the caller's own: a
+// list changed or appended to leaves the index and the other titles as
+// they were.
+func TestCandidatesAreCopies(t *testing.T) {
+	x, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, q := range []memento.TitleQuery{{}, {Genres: []string{"Drama"}}, {Text: "heist"}} {
+		got, err := x.Candidates(ctx, q, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := x.Search(ctx, memento.TitleQuery{Genres: q.Genres, Text: q.Text, Page: 1, Size: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, titles := range [][]memento.Title{got, page.Titles} {
+			want := make([]memento.Title, len(titles))
+			for i, tt := range titles {
+				d, ok := x.byID[tt.ID]
+				if !ok {
+					t.Fatalf("%s is not in the index", tt.ID)
+				}
+				orig := cloneTitle(&x.titles[d])
+				if !reflect.DeepEqual(tt, orig) {
+					t.Fatalf("%+v: got %+v, index holds %+v", q, tt, orig)
+				}
+				want[i] = orig
+			}
+			lists := 0
+			for i := range titles {
+				if len(titles[i].Genres) > 0 {
+					titles[i].Genres[0] = "Changed"
+					lists++
+				}
+				titles[i].Genres = append(titles[i].Genres, "Appended")
+				titles[i].Cast = append(titles[i].Cast, "Someone")
+			}
+			if lists == 0 {
+				t.Fatalf("%+v: no title has genres", q)
+			}
+			for i, tt := range titles {
+				if orig := x.titles[x.byID[tt.ID]]; !cmp.Equal(orig, want[i], cmpopts.EquateEmpty()) {
+					t.Fatalf("changing what %+v gave changed the index's %s: %+v", q, tt.ID, orig)
+				}
+				if n := len(want[i].Genres); tt.Genres[n] != "Appended" || n > 0 && tt.Genres[0] != "Changed" {
+					t.Fatalf("%s: genres %q after the caller's changes", tt.ID, tt.Genres)
+				}
+				if n := len(want[i].Cast); !slices.Equal(tt.Cast[:n], want[i].Cast) || tt.Cast[n] != "Someone" {
+					t.Fatalf("%s: cast %q after the caller's changes, want %q then Someone", tt.ID, tt.Cast, want[i].Cast)
+				}
+			}
+		}
 	}
 }
 

@@ -570,3 +570,27 @@ func cloneTitle(t *memento.Title) memento.Title {
 	c.Cast = append(make([]string, 0, len(t.Cast)), t.Cast...)
 	return c
 }
+
+// cloneTitles is cloneTitle for the titles at docs, in two allocations:
+// the titles, and one array that every title's genre and cast lists are
+// cut from, each capped at its length so that appending to one list
+// copies it rather than writing over the next. A turn's candidate pool
+// asks for up to a thousand titles at once; cloned one by one, they were
+// half of the time spent finding them.
+func (x *Index) cloneTitles(docs []int32) []memento.Title {
+	out := make([]memento.Title, len(docs))
+	n := 0
+	for _, d := range docs {
+		n += len(x.titles[d].Genres) + len(x.titles[d].Cast)
+	}
+	lists := make([]string, n)
+	for i, d := range docs {
+		t := &x.titles[d]
+		out[i] = *t
+		k := copy(lists, t.Genres)
+		out[i].Genres, lists = lists[:k:k], lists[k:]
+		k = copy(lists, t.Cast)
+		out[i].Cast, lists = lists[:k:k], lists[k:]
+	}
+	return out
+}

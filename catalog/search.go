@@ -137,10 +137,7 @@ func (x *Index) Search(ctx context.Context, q memento.TitleQuery) (*memento.Titl
 	} else {
 		docs, page.Total = x.searchFilter(&p, s)
 	}
-	page.Titles = make([]memento.Title, len(docs))
-	for i, d := range docs {
-		page.Titles[i] = cloneTitle(&x.titles[d])
-	}
+	page.Titles = x.cloneTitles(docs)
 	page.Last = p.offset+len(docs) >= page.Total
 	return page, nil
 }
@@ -532,20 +529,18 @@ func (x *Index) Candidates(ctx context.Context, q memento.TitleQuery, n int) ([]
 		} else {
 			docs, _ = x.searchFilter(&p, s)
 		}
-		for _, d := range docs {
-			out = append(out, cloneTitle(&x.titles[d]))
-		}
-		return out, nil
+		return x.cloneTitles(docs), nil
 	}
+	docs := make([]int32, 0, n)
 	for _, d := range x.byNotab {
 		if x.match(&p, s, d) {
-			out = append(out, cloneTitle(&x.titles[d]))
-			if len(out) == n {
+			docs = append(docs, d)
+			if len(docs) == n {
 				break
 			}
 		}
 	}
-	return out, nil
+	return x.cloneTitles(docs), nil
 }
 
 // broad reports whether a query without free text matches so much of the
