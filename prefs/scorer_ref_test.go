@@ -291,6 +291,9 @@ func TestScorerMatchesReference(t *testing.T) {
 	if err := ts.Warm(ctx); err != nil {
 		t.Fatalf("Warm: %v", err)
 	}
+	if ts.termIdx == nil {
+		t.Fatal("Warm left the catalog's words to the first ranking")
+	}
 	// The reference reads its title vectors from a space that is never
 	// warmed, one vector per title.
 	ref := NewTitleSpace(offline.NewEmbedder(0), catalog)
