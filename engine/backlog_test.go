@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/agent"
 )
 
 // TestMessagesRunInBatchesByUser stores many messages of two users before
@@ -109,5 +110,52 @@ func TestMessagesRunInBatchesByUser(t *testing.T) {
 	}
 	if n := len(want); len(batches) == 0 || len(batches) > n/2 {
 		t.Errorf("%d backlog jobs for %d messages; want a few per user", len(batches), n)
+	}
+}
+
+// TestTurnSummaryRunsInTheBacklog checks that a turn's summary is asked
+// of the user's backlog, with the turn's message, rather than as a job of
+// its own, and is written: after three turns and the jobs, the thread's
+// summary covers the last turn, and no summarise job ran on its own.
+func TestTurnSummaryRunsInTheBacklog(t *testing.T) {
+	ctx := context.Background()
+	e := openEngine(t, filepath.Join(t.TempDir(), "m.db"))
+	if err := e.StartWorkers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ag, err := e.Agent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	var last *agent.Response
+	for _, line := range []string{"I love heist movies. Recommend 3 of them", "not those, different ones", "something from the 90s"} {
+		if last, err = ag.Turn(ctx, s.Tenant, agent.Request{User: s.User, Thread: "t1", Message: line}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.WaitForJobs(ctx, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := e.Store.LatestSummary(ctx, s, "t1")
+	if err != nil || sum == nil {
+		t.Fatalf("no summary of the thread after its turns: %v, %v", sum, err)
+	}
+	msgs, err := e.Store.Messages(ctx, s, "t1", 0, 0)
+	if err != nil || len(msgs) == 0 {
+		t.Fatalf("the thread's messages: %d, %v", len(msgs), err)
+	}
+	if end := msgs[len(msgs)-1].Seq; sum.ToSeq != end {
+		t.Errorf("the summary ends at %d, the thread at %d (last reply %q)", sum.ToSeq, end, last.Reply)
+	}
+	jobs, err := e.Store.Jobs(ctx, memento.JobFilter{Kind: memento.JobSummarise})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 0 {
+		t.Errorf("%d summarise jobs ran on their own; want each in its user's batch", len(jobs))
+	}
+	if batches, err := e.Store.Jobs(ctx, memento.JobFilter{Kind: memento.JobBacklog}); err != nil || len(batches) == 0 {
+		t.Errorf("no backlog job ran: %d, %v", len(batches), err)
 	}
 }

@@ -174,6 +174,12 @@ func (e *Engine) Agent(ctx context.Context) (*agent.Agent, error) {
 // log.
 func (e *Engine) TurnJobs(s memento.Scope, thread string, stored []memento.Message) []memento.JobRequest {
 	jobs := agent.DefaultJobs(s, thread, stored)
+	// The turn's summary goes to the user's backlog too, where it runs
+	// after the batch's messages: as a job of its own, each turn cost the
+	// store's one writer River's insert, its fetch and its completion.
+	for i := range jobs {
+		jobs[i].ByUser = true
+	}
 	for _, m := range stored {
 		jobs = append(jobs, e.MessageJobs(s, thread, m)...)
 	}

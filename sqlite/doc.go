@@ -69,7 +69,7 @@
 // would count as running (Unfinished, the queue's lag) until then.
 //
 // A job enqueued by user (memento.JobRequest.ByUser: a message's remember,
-// preference and message-event jobs) is a row of the backlog table
+// preference and message-event jobs, and a turn's summary) is a row of the backlog table
 // instead, and one River job of kind memento.JobBacklog per user takes
 // what has accumulated, in order, in one call of the handler registered
 // with HandleBacklog, one batch of a user at a time across the processes
