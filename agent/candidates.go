@@ -62,12 +62,25 @@ const (
 // each drawn under the same constraints. Titles are deduplicated.
 func (a *Agent) pool(ctx context.Context, ac memento.ActiveContext, taste *Taste, anchors []memento.Title, shown []string) ([]memento.Title, error) {
 	seen := map[string]bool{}
+	var seenIDs []string // seen's keys, in the order they came
 	for _, t := range anchors {
-		seen[t.ID] = true // "more like Heat" does not show Heat
+		if !seen[t.ID] {
+			seen[t.ID] = true // "more like Heat" does not show Heat
+			seenIDs = append(seenIDs, t.ID)
+		}
 	}
 	var out []memento.Title
+	_, excludes := a.Catalog.(CandidateSource)
 	add := func(q memento.TitleQuery, limit int) error {
-		titles, err := a.candidates(ctx, q, limit+len(seen))
+		// A catalog that hands out candidates leaves out the titles
+		// already in the pool itself, so that a draw copies only the
+		// titles it adds; one paged through is asked for enough more.
+		n := limit + len(seen)
+		if excludes {
+			q.Exclude = append(slices.Clip(q.Exclude), seenIDs...)
+			n = limit
+		}
+		titles, err := a.candidates(ctx, q, n)
 		if err != nil {
 			return err
 		}
@@ -77,6 +90,7 @@ func (a *Agent) pool(ctx context.Context, ac memento.ActiveContext, taste *Taste
 			}
 			if !seen[t.ID] {
 				seen[t.ID] = true
+				seenIDs = append(seenIDs, t.ID)
 				out = append(out, t)
 				limit--
 			}
@@ -298,7 +312,7 @@ func (a *Agent) rank(ctx context.Context, s memento.Scope, ac memento.ActiveCont
 	for i := range cands {
 		isStale[i] = stale(cands[i])
 	}
-	order := func(score func(*scored) float64, keep func(*scored) bool) []scored {
+	order := func(score func(*scored) float64, keep func(*scored) bool) []int {
 		idx := make([]int, 0, len(cands))
 		for i := range cands {
 			if keep(&cands[i]) {
@@ -314,18 +328,14 @@ func (a *Agent) rank(ctx context.Context, s memento.Scope, ac memento.ActiveCont
 			}
 			return cmp.Compare(score(&cands[y]), score(&cands[x]))
 		})
-		sorted := make([]scored, len(idx))
-		for k, i := range idx {
-			sorted[k] = cands[i]
-		}
-		return sorted
+		return idx
 	}
 	kept := order(func(c *scored) float64 { return c.Score }, func(c *scored) bool { return !c.drop })
 	base := order(func(c *scored) float64 { return c.base }, func(*scored) bool { return true })
 	// The ranking without memory holds nothing back: it is what the
 	// answer would be had nothing been remembered.
-	out.shown = diversify(kept, ac.Count, func(c *scored) bool { return c.dislike != nil })
-	out.base = diversify(base, ac.Count, nil)
+	out.shown = diversify(cands, kept, ac.Count, func(c *scored) bool { return c.dislike != nil })
+	out.base = diversify(cands, base, ac.Count, nil)
 	return out, nil
 }
 
@@ -499,40 +509,46 @@ func runtimeBounds(v string) (lo, hi int, ok bool) {
 	return 0, 0, false
 }
 
-// diversify keeps n titles in order, passing over a title of a series
+// diversify keeps n of cands in the order of ranked (indexes into cands:
+// the ranking sorts positions and copies only what it keeps, since a
+// candidate is a few hundred bytes), passing over a title of a series
 // already kept (the same name before a number or a colon: "Saw II" after
 // "Saw") while others are left; passed-over titles fill what is left.
 // Titles held back (a remembered dislike, when held is set) never jump
 // ahead for variety: they come after every passed-over sequel.
-func diversify(ranked []scored, n int, held func(*scored) bool) []scored {
+func diversify(cands []scored, ranked []int, n int, held func(*scored) bool) []scored {
 	if len(ranked) <= n {
-		return ranked
+		out := make([]scored, len(ranked))
+		for k, i := range ranked {
+			out[k] = cands[i]
+		}
+		return out
 	}
 	out := make([]scored, 0, n)
-	var later, last []scored
+	var later, last []int
 	series := map[string]bool{}
-	for i := range ranked {
-		c := ranked[i]
+	for _, i := range ranked {
 		if len(out) == n {
 			break
 		}
-		if held != nil && held(&c) {
-			last = append(last, c)
+		c := &cands[i]
+		if held != nil && held(c) {
+			last = append(last, i)
 			continue
 		}
 		k := seriesKey(c.Title.Title)
 		if series[k] {
-			later = append(later, c)
+			later = append(later, i)
 			continue
 		}
 		series[k] = true
-		out = append(out, c)
+		out = append(out, *c)
 	}
-	for _, c := range append(later, last...) {
+	for _, i := range append(later, last...) {
 		if len(out) == n {
 			break
 		}
-		out = append(out, c)
+		out = append(out, cands[i])
 	}
 	return out
 }

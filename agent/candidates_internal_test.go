@@ -32,6 +32,10 @@ func TestDiversifyPassesOverSequels(t *testing.T) {
 	for _, name := range []string{"Saw", "Saw II", "Saw III", "Heat", "Ronin", "Saw IV"} {
 		ranked = append(ranked, scored{Ranked: Ranked{Title: memento.Title{ID: name, Title: name}}})
 	}
+	order := make([]int, len(ranked))
+	for i := range order {
+		order[i] = i
+	}
 	names := func(cs []scored) []string {
 		var out []string
 		for _, c := range cs {
@@ -39,16 +43,22 @@ func TestDiversifyPassesOverSequels(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := names(diversify(ranked, 3, nil)), []string{"Saw", "Heat", "Ronin"}; !slices.Equal(got, want) {
+	if got, want := names(diversify(ranked, order, 3, nil)), []string{"Saw", "Heat", "Ronin"}; !slices.Equal(got, want) {
 		t.Errorf("diversify(3) = %v, want %v", got, want)
 	}
 	// With too few others, sequels fill the answer in their order.
-	if got, want := names(diversify(ranked, 5, nil)), []string{"Saw", "Heat", "Ronin", "Saw II", "Saw III"}; !slices.Equal(got, want) {
+	if got, want := names(diversify(ranked, order, 5, nil)), []string{"Saw", "Heat", "Ronin", "Saw II", "Saw III"}; !slices.Equal(got, want) {
 		t.Errorf("diversify(5) = %v, want %v", got, want)
+	}
+	// The order is ranked's, not cands'.
+	back := slices.Clone(order)
+	slices.Reverse(back)
+	if got, want := names(diversify(ranked, back, 3, nil)), []string{"Saw IV", "Ronin", "Heat"}; !slices.Equal(got, want) {
+		t.Errorf("diversify(3) in reverse = %v, want %v", got, want)
 	}
 	// A disliked title does not jump ahead of the sequels for variety.
 	held := func(c *scored) bool { return c.Title.Title == "Ronin" }
-	if got, want := names(diversify(ranked, 4, held)), []string{"Saw", "Heat", "Saw II", "Saw III"}; !slices.Equal(got, want) {
+	if got, want := names(diversify(ranked, order, 4, held)), []string{"Saw", "Heat", "Saw II", "Saw III"}; !slices.Equal(got, want) {
 		t.Errorf("diversify(4, Ronin held) = %v, want %v", got, want)
 	}
 }
@@ -142,5 +152,76 @@ func TestUngroundedSeesPastShownNames(t *testing.T) {
 	}
 	if bad := a.ungrounded(ctx, "You might like Heat.", []memento.Title{sequel}, ac, nil); bad != "Heat" {
 		t.Errorf("a reply naming the excluded Heat is flagged for %q, want Heat", bad)
+	}
+}
+
+// pagedCatalog is a catalog that only pages (no CandidateSource).
+type pagedCatalog struct{ memento.Catalog }
+
+// TestPoolLeavesOutWhatItHas checks that a pool drawn from a catalog that
+// hands out candidates, which leaves out the titles the pool already has,
+// is the pool drawn by paging the same catalog and passing over them:
+// for plain and filtered requests, liked genres, people and words,
+// anchors, and titles shown before.
+func TestPoolLeavesOutWhatItHas(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	direct := &Agent{Catalog: cat}
+	paged := &Agent{Catalog: pagedCatalog{cat}}
+	if _, ok := direct.Catalog.(CandidateSource); !ok {
+		t.Fatal("the embedded catalog hands out no candidates: the test compares one path with itself")
+	}
+	heat, ok := cat.ResolveTitle("Heat 1995")
+	if !ok {
+		t.Fatal("no Heat in the catalog")
+	}
+	first, err := cat.Search(ctx, memento.TitleQuery{Page: 1, Size: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, tt := range first.Titles[:30] {
+		shown = append(shown, tt.ID)
+	}
+	year := 1990
+	taste := &Taste{Likes: []TasteItem{{Genre: "Crime"}, {Genre: "Thriller"}, {Person: "Tom Hanks"}, {Word: "heist"}, {Genre: "Comedy"}}}
+	cases := []struct {
+		name    string
+		ac      memento.ActiveContext
+		taste   *Taste
+		anchors []memento.Title
+		shown   []string
+	}{
+		{"plain", memento.ActiveContext{Count: 5}, nil, nil, nil},
+		{"taste", memento.ActiveContext{Count: 5}, taste, nil, nil},
+		{"taste and shown", memento.ActiveContext{Count: 5}, taste, nil, shown},
+		{"anchor", memento.ActiveContext{Count: 5, Like: []string{heat.ID}}, taste, []memento.Title{*heat}, shown[:5]},
+		{"filtered", memento.ActiveContext{Count: 3, Genres: []string{"Drama"}, MinYear: &year}, taste, nil, shown},
+	}
+	for _, c := range cases {
+		got, err := direct.pool(ctx, c.ac, c.taste, c.anchors, c.shown)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want, err := paged.pool(ctx, c.ac, c.taste, c.anchors, c.shown)
+		if err != nil {
+			t.Fatalf("%s, paged: %v", c.name, err)
+		}
+		ids := func(ts []memento.Title) []string {
+			out := make([]string, len(ts))
+			for i, tt := range ts {
+				out[i] = tt.ID
+			}
+			return out
+		}
+		if g, w := ids(got), ids(want); !slices.Equal(g, w) {
+			t.Errorf("%s: a pool of %d titles, %v…; paged, %d, %v…", c.name, len(g), g[:min(8, len(g))], len(w), w[:min(8, len(w))])
+		}
+		if c.taste != nil && len(got) <= CandidatePool {
+			t.Errorf("%s: %d titles, no more than the constraint pool: the draws added nothing", c.name, len(got))
+		}
 	}
 }
