@@ -161,7 +161,9 @@ func (a *Assembler) recall(ctx context.Context, q memento.RecallQuery) ([]mement
 	wide := q
 	wide.K = min(2*q.K, MaxK)
 	// The recallers read different tables on different connections of
-	// the store's read pool, so they run at once.
+	// the store's read pool, so they run at once, and share one view of
+	// the warm index (index.go).
+	ctx = withView(ctx)
 	results := make([][]memento.RecallItem, len(a.Recallers))
 	errs := make([]error, len(a.Recallers))
 	var wg sync.WaitGroup

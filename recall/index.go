@@ -122,6 +122,10 @@ func (x *Index) acquire(ctx context.Context, s memento.Scope, q memento.Candidat
 	x.mu.Unlock()
 
 	u.mu.Lock()
+	v, _ := ctx.Value(viewKey{}).(*view)
+	if u.loaded && v.has(s) {
+		return u, nil
+	}
 	after := int64(-1)
 	if u.loaded {
 		after = u.through
@@ -133,6 +137,7 @@ func (x *Index) acquire(ctx context.Context, s memento.Scope, q memento.Candidat
 	}
 	changed := u.apply(docs)
 	size := u.bytes
+	v.add(s)
 	u.mu.Unlock()
 
 	x.mu.Lock()
@@ -149,6 +154,52 @@ func (x *Index) acquire(ctx context.Context, s memento.Scope, q memento.Candidat
 	x.mu.Unlock()
 	u.mu.Lock()
 	return u, nil
+}
+
+// One recall asks the index several times for one user, from the
+// recallers it runs at once (memories, messages, and the memories drawn
+// from the messages), and each asked the store's change log again: two
+// of the three reads found nothing new, or something committed while the
+// request ran, which it need not see. A recall therefore reads each
+// user's changes once (withView): the first query of the user in the
+// request brings the index up to date, and the others answer from there.
+// Every write committed before the request is still seen.
+
+type viewKey struct{}
+
+// view is the users one request brought up to date.
+type view struct {
+	mu    sync.Mutex
+	users []memento.Scope
+}
+
+// withView returns ctx with a view of its own: queries under it read
+// each user's changes once.
+func withView(ctx context.Context) context.Context {
+	return context.WithValue(ctx, viewKey{}, &view{})
+}
+
+// has reports whether the request brought s up to date; a nil view never
+// did.
+func (v *view) has(s memento.Scope) bool {
+	if v == nil {
+		return false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Contains(v.users, s)
+}
+
+// add records that the request brought s up to date.
+func (v *view) add(s memento.Scope) {
+	if v == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !slices.Contains(v.users, s) {
+		v.users = append(v.users, s)
+	}
 }
 
 // evict drops the least recently used users, never keep, until the index

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -378,5 +379,55 @@ func TestIndexConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameCandidates(t, s.User+" after concurrent writes", got, fresh)
+	}
+}
+
+// countingCorpus counts the change-log reads of a recall corpus.
+type countingCorpus struct {
+	memento.RecallCorpus
+	reads atomic.Int64
+}
+
+func (c *countingCorpus) RecallDocs(ctx context.Context, s memento.Scope, after int64) (*memento.RecallDocs, error) {
+	c.reads.Add(1)
+	return c.RecallCorpus.RecallDocs(ctx, s, after)
+}
+
+// TestAssembleReadsChangesOnce checks that one assembled context reads
+// the user's changes from the store once, although its recallers ask the
+// index for the user several times, that the next request reads them
+// again, and that it sees a message committed between the two.
+func TestAssembleReadsChangesOnce(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	emb := offline.NewEmbedder(32)
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	words := seedUser(t, db, s, 60, 40, 10, emb)
+	corpus := &countingCorpus{RecallCorpus: db}
+	asm := recall.WithIndex(db, recall.NewIndex(corpus, 0), emb)
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := memento.RecallQuery{Scope: s, Thread: "t0", Query: "when did she go to the " + words[1], K: 10, Now: now}
+	for round := range 3 {
+		before := corpus.reads.Load()
+		if _, err := asm.Assemble(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		if n := corpus.reads.Load() - before; n != 1 {
+			t.Errorf("round %d: %d reads of the user's changes for one context, want 1", round, n)
+		}
+	}
+	if _, err := db.AppendMessages(ctx, s, "live", []memento.Message{{ID: "kq", Role: memento.RoleUser, Text: "we planted a kumquat tree", At: now}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := asm.Assemble(ctx, memento.RecallQuery{Scope: s, Thread: "t0", Query: "the kumquat tree", K: 10, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range c.Items {
+		found = found || slices.Contains(it.Sources, "kq")
+	}
+	if !found {
+		t.Errorf("a message committed before the request is not recalled: %+v", c.Items)
 	}
 }
