@@ -79,13 +79,13 @@ type termIndex struct {
 // A concept of several words ("romantic comedy") is matched by reading
 // again the text of every title holding all its words, thousands of them
 // for common words. Folding a user's taste of eight preferences took
-// 13 ms (BenchmarkTasteRefold), three quarters of it here, paid by a
-// turn each time the background
-// has changed the user's preferences, which under load is nearly every
-// turn. The catalog does not change under an index, and users name the
-// same concepts again and again, so the index keeps the titles of the
-// runs it matched last, in two generations as hygiene's memo does:
-// runMemoRuns runs, or runMemoTitles title positions in all, a generation.
+// 13 ms (BenchmarkTasteRefold), three quarters of it here, paid by a turn
+// each time the background has changed the user's preferences, which
+// under load is nearly every turn. The catalog does not change under an
+// index, and users name the same concepts again and again, so the index
+// keeps the titles of the runs it matched last, in two generations as
+// hygiene's memo does: runMemoRuns runs, or runMemoTitles title positions
+// in all, a generation.
 const (
 	runMemoRuns   = 4096
 	runMemoTitles = 1 << 20
