@@ -20,6 +20,16 @@ func (c *Client) Health(ctx context.Context) error {
 	return err
 }
 
+// Ready checks that the server is ready for traffic (GET /readyz): its
+// dependencies answer and its start-up work (the title vectors chat turns
+// rank with) has ended. A server still warming answers 503 with
+// Retry-After, which the retry policy waits out a few times before the
+// error returns. Errors: EUNAVAILABLE naming what is warming or down.
+func (c *Client) Ready(ctx context.Context) error {
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/readyz", out: &struct{}{}})
+	return err
+}
+
 // Chat sends one message to the recommendation agent (POST /v1/chat) and
 // returns its answer: the reply, titles with their reasons and the active
 // context it used. Errors: EINVALID, EUPSTREAM, EUNAVAILABLE.

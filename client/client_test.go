@@ -481,3 +481,20 @@ func serveAgain(t *testing.T, s *server, rate float64) *httptest.Server {
 	t.Cleanup(ts.Close)
 	return ts
 }
+
+// TestClientReady checks Ready against a server still warming up: without
+// retries the error names what is warming; with them the client waits out
+// the Retry-After until the warm-up ends.
+func TestClientReady(t *testing.T) {
+	s := newServer(t, nil, nil)
+	done := s.srv.Warm("titles")
+	err := newClient(t, s.ts.URL, client.WithRetries(0, time.Minute)).Ready(t.Context())
+	wantCode(t, "ready while warming", err, memento.EUNAVAILABLE)
+	if err == nil || !strings.Contains(err.Error(), "titles") {
+		t.Errorf("ready while warming: %v, want an error naming the titles", err)
+	}
+	time.AfterFunc(200*time.Millisecond, done)
+	if err := newClient(t, s.ts.URL).Ready(t.Context()); err != nil {
+		t.Errorf("ready once the warm-up ended: %v", err)
+	}
+}

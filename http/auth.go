@@ -102,10 +102,12 @@ func newAuthenticator(s *Server) *authenticator {
 // key, since a <script> or stylesheet link cannot send one.
 var publicRoutes = map[string]bool{
 	"GET /healthz":      true,
+	"GET /readyz":       true,
 	"GET /static/":      true,
 	"GET /favicon.ico":  true,
 	"GET /auth/key.js":  true,
 	"HEAD /healthz":     true,
+	"HEAD /readyz":      true,
 	"HEAD /static/":     true,
 	"HEAD /favicon.ico": true,
 }

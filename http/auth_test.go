@@ -201,6 +201,9 @@ func TestKeyedModeNeedsAKey(t *testing.T) {
 	if a := f.do("GET", "/healthz", "", ""); a.status != 200 {
 		t.Errorf("/healthz without a key = %d, want 200", a.status)
 	}
+	if a := f.do("GET", "/readyz", "", ""); a.status != 200 {
+		t.Errorf("/readyz without a key = %d, want 200", a.status)
+	}
 	if a := f.do("GET", "/metrics", key, ""); a.status != 403 {
 		t.Errorf("/metrics with a write key = %d, want 403 (admin only)", a.status)
 	}

@@ -47,7 +47,7 @@ type Server struct {
 
 	// Catalog answers catalog searches.
 	Catalog memento.Catalog
-	// Health is pinged by /healthz, keyed by dependency name.
+	// Health is pinged by /healthz and /readyz, keyed by dependency name.
 	Health map[string]memento.Pinger
 	// Registry holds the metrics /metrics serves. Nil makes a new one.
 	Registry *prometheus.Registry
@@ -112,6 +112,8 @@ type Server struct {
 	// store, by phase (memento.WriteTimes), for stores that measure it.
 	appendWrite *prometheus.HistogramVec
 	conns       prometheus.Gauge
+	// warm is the start-up work still running (Warm; ready.go).
+	warm warmups
 }
 
 // Handler builds the routes and returns the server's handler, without
@@ -252,10 +254,16 @@ func (s *Server) Open() error {
 	return nil
 }
 
+// serverLimits are a Server's timeouts and connection cap.
+type serverLimits struct {
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	MaxConns                                                  int
+}
+
 // limits returns the server's timeouts and connection cap with defaults
 // filled in, or an error naming a bad one.
-func (s *Server) limits() (Server, error) {
-	l := Server{ReadHeaderTimeout: s.ReadHeaderTimeout, ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout, IdleTimeout: s.IdleTimeout, MaxConns: s.MaxConns}
+func (s *Server) limits() (serverLimits, error) {
+	l := serverLimits{ReadHeaderTimeout: s.ReadHeaderTimeout, ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout, IdleTimeout: s.IdleTimeout, MaxConns: s.MaxConns}
 	for _, d := range []struct {
 		name string
 		v    *time.Duration
@@ -328,48 +336,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-type healthOutput struct {
-	Body struct {
-		Status string            `json:"status" example:"ok"`
-		Checks map[string]string `json:"checks"`
-	}
-}
-
-func (s *Server) registerHealth() {
-	huma.Register(s.api, huma.Operation{
-		OperationID: "healthz", Method: http.MethodGet, Path: "/healthz",
-		Summary: "Report whether the server and its dependencies are up", Tags: []string{"system"},
-		Errors: []int{http.StatusServiceUnavailable},
-	}, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
-		out := &healthOutput{}
-		out.Body.Status = "ok"
-		out.Body.Checks = map[string]string{}
-		var failed error
-		for name, p := range s.Health {
-			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := p.Ping(pctx)
-			cancel()
-			if err != nil {
-				out.Body.Checks[name] = "unavailable"
-				failed = memento.WrapError(memento.EUNAVAILABLE, err, "%s is unavailable", name)
-				s.Logger.WarnContext(ctx, "health check failed", "dependency", name, "err", err)
-				continue
-			}
-			out.Body.Checks[name] = "ok"
-		}
-		if failed != nil {
-			return nil, Error(ctx, s.Logger, failed)
-		}
-		if check, ok := s.lagCheck(ctx); ok {
-			out.Body.Checks["queue"] = check
-			if check != "ok" {
-				out.Body.Status = "lagging"
-			}
-		}
-		return out, nil
-	})
 }
 
 // observeWrite records the phases of an append's write, when the store

@@ -242,6 +242,35 @@ func (c *Client) Healthy(ctx context.Context) bool {
 	return c.Do(ctx, http.MethodGet, "/healthz", nil).Code == http.StatusOK
 }
 
+// WaitReady polls /readyz while it answers 503 (a server still warming
+// up, or with a dependency down) and returns how long it waited. It
+// returns at once on any other answer: 200, or one that no waiting would
+// change (nothing listening, another error), which the load that follows
+// then reports request by request. A server without /readyz (404, one
+// older than it) is asked /healthz instead. It gives up after timeout,
+// with the last answer in the error.
+func (c *Client) WaitReady(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	start := time.Now()
+	deadline := start.Add(timeout)
+	for {
+		r := c.Do(ctx, http.MethodGet, "/readyz", nil)
+		if r.Code == http.StatusNotFound {
+			r = c.Do(ctx, http.MethodGet, "/healthz", nil)
+		}
+		if r.Code != http.StatusServiceUnavailable {
+			return time.Since(start), nil
+		}
+		if time.Now().After(deadline) {
+			return time.Since(start), fmt.Errorf("the server at %s was not ready after %s (last answer %s: %s)", c.Base, timeout, r.Class, truncate(string(r.Body), 300))
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // RSS reads process_resident_memory_bytes from the server's /metrics, for
 // a server that is not a child of this process.
 func (c *Client) RSS(ctx context.Context) (int64, error) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -43,6 +44,14 @@ type fakeLauncher struct {
 	// failStatus, when set, is what every chat answers, but for the
 	// seeding's.
 	failStatus int
+	// warmPolls is how many times each server started answers /readyz
+	// with 503 before 200, as a server warming up does; noReadyz leaves
+	// the route out, as a server older than it.
+	warmPolls int
+	noReadyz  bool
+	// early counts the requests other than /readyz, /healthz and
+	// /metrics that a server got before it was ready.
+	early atomic.Int64
 }
 
 func newFakeLauncher(tb testing.TB) *fakeLauncher {
@@ -87,7 +96,13 @@ type fakeServer struct {
 	st  *fakeStore
 	ln  net.Listener
 	srv *http.Server
+	// polls counts the /readyz requests it answered.
+	polls atomic.Int64
 }
+
+// ready reports whether the server has answered warmPolls /readyz
+// requests with 503 already.
+func (s *fakeServer) ready() bool { return s.l.noReadyz || s.polls.Load() > int64(s.l.warmPolls) }
 
 func (s *fakeServer) URL() string                { return "http://" + s.ln.Addr().String() }
 func (s *fakeServer) PID() int                   { return 0 }
@@ -173,6 +188,16 @@ func (s *fakeServer) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, 200, map[string]string{"status": "ok"})
 	})
+	if !s.l.noReadyz {
+		mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+			if s.polls.Add(1) <= int64(s.l.warmPolls) {
+				w.Header().Set("Retry-After", "1")
+				reply(w, 503, map[string]any{"error": map[string]string{"code": "EUNAVAILABLE", "message": "the server is still warming up (titles for 1ms)"}})
+				return
+			}
+			reply(w, 200, map[string]string{"status": "ready"})
+		})
+	}
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "# TYPE process_resident_memory_bytes gauge")
 		fmt.Fprintln(w, "process_resident_memory_bytes 1.2345e+07")
@@ -206,5 +231,14 @@ func (s *fakeServer) routes() http.Handler {
 		fmt.Fprintf(w, "memento_postgres_pool_empty_acquire_wait_seconds_total %g\n", 0.005*float64(turns))
 		fmt.Fprintln(w, `memento_http_request_seconds_bucket{route="POST /v1/users/{user}/threads/{thread}/messages",le="0.001"} 6`)
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/readyz", "/healthz", "/metrics":
+		default:
+			if !s.ready() {
+				s.l.early.Add(1)
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
 }

@@ -137,6 +137,10 @@ type LoadReport struct {
 	SameThread bool    `json:"sameThread"`
 	Seed       uint64  `json:"seed"`
 	Mix        LoadMix `json:"mix"`
+	// ReadyMs is how long the load waited for the server to be ready for
+	// traffic (/readyz) before it began: after the start or the restart
+	// of a server it runs, or before loading one at URL.
+	ReadyMs Ms `json:"readyMs"`
 	// SeedMs is how long seeding took, jobs included.
 	SeedMs Ms `json:"seedMs,omitempty"`
 	// Requests, PerSecond (2xx answers per second) and Errors over every
@@ -199,6 +203,14 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 			defer cancel()
 			_ = s.Stop(sctx)
 		}
+		// The load, and the seeding before it, begin once the server is
+		// ready: a request sent while its start-up work runs shares the
+		// processors with it, and a deployment's readiness probe would
+		// hold it back too.
+		if err := waitReady(ctx, srv.URL(), cfg, rep); err != nil {
+			stopSrv(srv)
+			return nil, err
+		}
 		seedStart := time.Now()
 		if err := seed(ctx, NewClient(srv.URL(), cfg.RequestTimeout), cfg); err != nil {
 			stopSrv(srv)
@@ -212,9 +224,15 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 				return nil, fmt.Errorf("restart after seeding: %w", err)
 			}
 			progress("load: restarted at %s", srv.URL())
+			if err := waitReady(ctx, srv.URL(), cfg, rep); err != nil {
+				stopSrv(srv)
+				return nil, err
+			}
 		}
 		defer stopSrv(srv)
 		base = srv.URL()
+	} else if err := waitReady(ctx, base, cfg, rep); err != nil {
+		return nil, err
 	}
 	rep.URL = base
 	cl := NewClient(base, cfg.RequestTimeout)
@@ -284,6 +302,25 @@ type LoadBackground struct {
 	// before).
 	Waiting  int64 `json:"waiting"`
 	OldestMs Ms    `json:"oldestMs"`
+}
+
+// readyTimeout bounds the wait for a server to be ready for traffic.
+const readyTimeout = 2 * time.Minute
+
+// waitReady waits until the server at url is ready for traffic and
+// records the wait in rep.
+func waitReady(ctx context.Context, url string, cfg LoadConfig, rep *LoadReport) error {
+	cl := NewClient(url, cfg.RequestTimeout)
+	defer cl.Close()
+	took, err := cl.WaitReady(ctx, readyTimeout)
+	if err != nil {
+		return err
+	}
+	rep.ReadyMs = ms(took)
+	if cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "load: the server at %s was ready after %s\n", url, took.Round(time.Millisecond))
+	}
+	return nil
 }
 
 // background compares two readings of /metrics taken elapsed apart; nil
@@ -512,6 +549,7 @@ func mixedLoad(ctx context.Context, cl *Client, rec *recorder, cfg LoadConfig) {
 			}
 		}()
 	}
+	rec.begin(time.Now())
 	close(startGun)
 	wg.Wait()
 }

@@ -183,6 +183,78 @@ func TestLoadMixed(t *testing.T) {
 	}
 }
 
+// TestLoadWaitsForReady checks that no request of the seeding or of the
+// load reaches a server before its /readyz says it is ready, after its
+// start and after its restart, with the wait in the report; and that a
+// server without /readyz is loaded once /healthz answers.
+func TestLoadWaitsForReady(t *testing.T) {
+	l := newFakeLauncher(t)
+	l.warmPolls = 3
+	rep, err := RunLoad(context.Background(), LoadConfig{Launcher: l, Dir: t.TempDir(), Clients: 4, Duration: 200 * time.Millisecond, Users: 2, SeedMessages: 2, Restart: true, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := l.early.Load(); n != 0 || !rep.OK || rep.Requests == 0 {
+		t.Errorf("%d requests reached a server before it was ready (report ok %v, %d requests)", n, rep.OK, rep.Requests)
+	}
+	if rep.ReadyMs <= 0 {
+		t.Errorf("readyMs = %v, want the wait for the restarted server's three refusals", rep.ReadyMs)
+	}
+
+	old := newFakeLauncher(t)
+	old.noReadyz = true
+	if rep, err := RunLoad(context.Background(), LoadConfig{Launcher: old, Dir: t.TempDir(), Clients: 2, Duration: 100 * time.Millisecond, Users: 1, SeedMessages: 1, Seed: 3}); err != nil || !rep.OK {
+		t.Errorf("a server without /readyz: %v, report %+v", err, rep)
+	}
+
+	// A server that stays unready is given up on, with its last answer.
+	never := newFakeLauncher(t)
+	never.warmPolls = 1 << 30
+	srv, err := never.Start(context.Background(), "never")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(context.Background())
+	if _, err := NewClient(srv.URL(), time.Second).WaitReady(context.Background(), 100*time.Millisecond); err == nil || !strings.Contains(err.Error(), "warming") {
+		t.Errorf("waiting for a server that stays unready = %v, want an error with its answer", err)
+	}
+
+	// A server at a URL is waited for too.
+	l = newFakeLauncher(t)
+	l.warmPolls = 2
+	srv, err = l.Start(context.Background(), "url")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(context.Background())
+	if rep, err := RunLoad(context.Background(), LoadConfig{URL: srv.URL(), Clients: 2, Duration: 100 * time.Millisecond, Users: 1, Seed: 3}); err != nil || !rep.OK || l.early.Load() != 0 {
+		t.Errorf("a server at a URL: %v, %d requests before ready, report %+v", err, l.early.Load(), rep)
+	}
+}
+
+// TestRecorderAfterStart checks that AfterStart counts only the requests
+// begun a second or more after the load's start, and that a recorder never
+// begun has none.
+func TestRecorderAfterStart(t *testing.T) {
+	r := newRecorder()
+	r.begin(time.Now().Add(-1500 * time.Millisecond))
+	// Answered now: begun 0.5 s after the start (the burst), then 1.3 s
+	// and 1.4 s after it.
+	r.add("append", Result{Class: "202", Code: 202, Latency: time.Second})
+	r.add("append", Result{Class: "202", Code: 202, Latency: 200 * time.Millisecond})
+	r.add("append", Result{Class: "202", Code: 202, Latency: 100 * time.Millisecond})
+	st := r.stats(1500 * time.Millisecond)["append"]
+	a := st.AfterStart
+	if st.Requests != 3 || st.Max != 1000 || a == nil || a.Requests != 2 || a.Max != 200 || a.P50 != 100 {
+		t.Fatalf("stats = %+v, after start %+v; want 3 requests, max 1000 ms, and 2 after the start, max 200 ms", st, a)
+	}
+	r = newRecorder()
+	r.add("append", Result{Class: "202", Code: 202, Latency: time.Millisecond})
+	if a := r.stats(time.Second)["append"].AfterStart; a != nil {
+		t.Errorf("a recorder never begun has AfterStart %+v", a)
+	}
+}
+
 // TestParseMetrics reads samples with and without labels, braces inside
 // a label's value included, and skips comments and lines without a value.
 func TestParseMetrics(t *testing.T) {

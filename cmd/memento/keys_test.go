@@ -282,7 +282,7 @@ func apiRoutes(t *testing.T, doc []byte) []route {
 	var out []route
 	for p, ops := range d.Paths {
 		for method, op := range ops {
-			r := route{method: strings.ToUpper(method), path: p, public: p == "/healthz"}
+			r := route{method: strings.ToUpper(method), path: p, public: p == "/healthz" || p == "/readyz"}
 			for _, prm := range op.Parameters {
 				if prm.Name == "user" {
 					r.namesUser = true

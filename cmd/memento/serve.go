@@ -138,23 +138,31 @@ func (m *Main) serve(ctx context.Context) error {
 	if study != nil {
 		srv.Routes = append(srv.Routes, mhttp.RegisterStudy(study))
 	}
-	if err := srv.Open(); err != nil {
-		return err
-	}
-	app.OnClose(srv.Close)
-	// The preference scorer embeds the catalog once; do it now, in the
-	// background, rather than in the first user's turn.
+	// The preference scorer embeds the catalog and indexes its words
+	// once; do it now, in the background, rather than in the first user's
+	// turn. The server listens meanwhile, and /readyz answers 503 until it
+	// is done (http/ready.go).
+	var warm []func()
 	for _, sc := range ag.Scorers {
 		if ps, ok := sc.(*prefs.Scorer); ok && ps.Titles != nil {
-			go func() {
+			done := srv.Warm("titles")
+			warm = append(warm, func() {
+				defer done()
 				start := time.Now()
 				if err := ps.Titles.Warm(context.WithoutCancel(ctx)); err != nil {
 					app.Logger.Warn("warming the title vectors failed; the first ranking will do it", "err", err)
 					return
 				}
 				app.Logger.Info("title vectors ready", "took", time.Since(start).Round(time.Millisecond))
-			}()
+			})
 		}
+	}
+	if err := srv.Open(); err != nil {
+		return err
+	}
+	app.OnClose(srv.Close)
+	for _, w := range warm {
+		go w()
 	}
 	m.serving = true
 	app.Logger.Info("memento serving", "url", srv.URL(), "version", Version, "config", m.Config.String())

@@ -258,10 +258,14 @@ func (m *Main) printFaults(rep *torture.FaultsReport) {
 
 func (m *Main) printOps(ops map[string]torture.OpStats) {
 	w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "OPERATION\tREQUESTS\tERRORS\tPER SECOND\tP50\tP99\tMAX\tSTATUSES")
+	fmt.Fprintln(w, "OPERATION\tREQUESTS\tERRORS\tPER SECOND\tP50\tP99\tMAX\tAFTER 1 S: P99\tMAX\tSTATUSES")
 	for _, op := range sortedNames(ops) {
 		o := ops[op]
-		fmt.Fprintf(w, "%s\t%d\t%d\t%.1f\t%.1f ms\t%.1f ms\t%.1f ms\t%s\n", op, o.Requests, o.Errors, o.PerSecond, o.P50, o.P99, o.Max, countsText(o.Statuses))
+		settled := "-\t-"
+		if a := o.AfterStart; a != nil {
+			settled = fmt.Sprintf("%.1f ms\t%.1f ms", a.P99, a.Max)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%.1f\t%.1f ms\t%.1f ms\t%.1f ms\t%s\t%s\n", op, o.Requests, o.Errors, o.PerSecond, o.P50, o.P99, o.Max, settled, countsText(o.Statuses))
 	}
 	w.Flush()
 }
@@ -354,7 +358,7 @@ func (m *Main) printLoad(rep *torture.LoadReport) {
 	if rep.Restarted {
 		restarted = ", server restarted after seeding"
 	}
-	fmt.Fprintf(m.Stdout, "%s: %d clients, %.1f s, %d users%s (seed %d)\n", what, rep.Clients, float64(rep.DurationMs)/1000, rep.Users, restarted, rep.Seed)
+	fmt.Fprintf(m.Stdout, "%s: %d clients, %.1f s, %d users%s (seed %d), begun once the server was ready (after %.1f s)\n", what, rep.Clients, float64(rep.DurationMs)/1000, rep.Users, restarted, rep.Seed, float64(rep.ReadyMs)/1000)
 	m.printOps(rep.Ops)
 	fmt.Fprintf(m.Stdout, "total: %d requests, %.1f answered per second, %d errors (%s)\n", rep.Requests, rep.PerSecond, rep.Errors, countsText(rep.Statuses))
 	fmt.Fprintf(m.Stdout, "server memory: %.0f MiB resident", float64(rep.RSSBytes)/(1<<20))
