@@ -21,15 +21,15 @@ import (
 type Gate struct {
 	rules     []rule
 	assistant []rule
-	memo      *memo
+	memo      *verdicts
 	// stored keeps Stored's verdicts: a context is assembled from the
 	// same memories, messages and summaries turn after turn.
-	stored *memo
+	stored *verdicts
 	// spoken keeps the reasons of CheckRole for the roles other than the
 	// user's (all the rules): an assistant's turn is checked as a message,
 	// then as the turn each of the user's next messages answers, by the
 	// pipeline and by the readers of preferences and actions.
-	spoken *memo
+	spoken *verdicts
 }
 
 // rule is one pattern of instruction text.
@@ -48,7 +48,7 @@ type rule struct {
 
 // New returns the gate with the built-in rules.
 func New() *Gate {
-	return &Gate{rules: defaultRules, assistant: assistantRules, memo: &memo{}, stored: &memo{}, spoken: &memo{}}
+	return &Gate{rules: defaultRules, assistant: assistantRules, memo: newVerdicts(), stored: newVerdicts(), spoken: newVerdicts()}
 }
 
 // standard is the gate the package functions use; its rules are

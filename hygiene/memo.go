@@ -2,7 +2,8 @@ package hygiene
 
 import (
 	"slices"
-	"sync"
+
+	"github.com/memento-ai/memento/internal/memo"
 )
 
 // The verdicts of recent texts.
@@ -28,40 +29,25 @@ const (
 	memoLongest = 4096
 )
 
-// memo holds the reasons of recent texts in two generations: a lookup
-// reads both, and once the current one is full it becomes the old one,
-// so a text checked again while it is among the last memoTexts to
-// 2×memoTexts texts is not checked again.
-type memo struct {
-	mu       sync.Mutex
-	cur, old map[string][]string
+// verdicts holds the reasons of recent texts in two generations of
+// memoTexts (internal/memo), so a text checked again while it is among the
+// last memoTexts to 2×memoTexts texts is not checked again; texts longer
+// than memoLongest are not kept.
+type verdicts struct {
+	m memo.Memo[[]string]
 }
+
+// newVerdicts returns an empty memo of verdicts.
+func newVerdicts() *verdicts { return &verdicts{m: memo.Memo[[]string]{Keys: memoTexts}} }
 
 // get returns the kept reasons of text.
-func (m *memo) get(text string) ([]string, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r, ok := m.cur[text]; ok {
-		return r, true
-	}
-	r, ok := m.old[text]
-	return r, ok
-}
+func (v *verdicts) get(text string) ([]string, bool) { return v.m.Get(text) }
 
 // put keeps the reasons of text.
-func (m *memo) put(text string, reasons []string) {
-	if len(text) > memoLongest {
-		return
+func (v *verdicts) put(text string, reasons []string) {
+	if len(text) <= memoLongest {
+		v.m.Put(text, slices.Clip(reasons))
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.cur) >= memoTexts {
-		m.old, m.cur = m.cur, nil
-	}
-	if m.cur == nil {
-		m.cur = make(map[string][]string, memoTexts)
-	}
-	m.cur[text] = slices.Clip(reasons)
 }
 
 // checkDefault returns the reasons of the default rules for text, kept or

@@ -97,10 +97,10 @@ func TestMemoKeepsTheVerdicts(t *testing.T) {
 	if refused == 0 {
 		t.Fatal("no text of the corpus was refused: the comparison saw only clean texts")
 	}
-	if len(g.stored.cur)+len(g.stored.old) == 0 {
+	if g.stored.m.Len() == 0 {
 		t.Fatal("Stored kept no verdict")
 	}
-	if len(g.spoken.cur)+len(g.spoken.old) == 0 {
+	if g.spoken.m.Len() == 0 {
 		t.Fatal("CheckRole kept no verdict of an assistant's text")
 	}
 }
@@ -132,7 +132,7 @@ func TestMemoBound(t *testing.T) {
 	}
 	long := string(make([]byte, memoLongest+1))
 	g.Check(long)
-	if n := len(g.memo.cur) + len(g.memo.old); n > 2*memoTexts {
+	if n := g.memo.m.Len(); n > 2*memoTexts {
 		t.Fatalf("the memo holds %d texts, bound %d", n, 2*memoTexts)
 	}
 	if _, ok := g.memo.get(long); ok {

@@ -3,10 +3,10 @@ package prefs
 import (
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/fulltext"
+	"github.com/memento-ai/memento/internal/memo"
 )
 
 // Ranking by embeddings alone misses what a concept names exactly: the
@@ -73,7 +73,9 @@ func containsRun(seq, run []string) bool {
 type termIndex struct {
 	postings map[string][]int32
 	pos      map[string]int32 // title id -> position
-	runs     runMemo
+	// runs keeps the matches of recent runs of several words, keyed by
+	// the words joined with spaces (a word never holds one).
+	runs memo.Memo[[]int32]
 }
 
 // A concept of several words ("romantic comedy") is matched by reading
@@ -84,49 +86,17 @@ type termIndex struct {
 // under load is nearly every turn. The catalog does not change under an
 // index, and users name the same concepts again and again, so the index
 // keeps the titles of the runs it matched last, in two generations as
-// hygiene's memo does: runMemoRuns runs, or runMemoTitles title positions
+// hygiene's verdicts are (internal/memo): runMemoRuns runs, or runMemoTitles title positions
 // in all, a generation.
 const (
 	runMemoRuns   = 4096
 	runMemoTitles = 1 << 20
 )
 
-// runMemo holds the matches of recent runs of several words, keyed by the
-// words joined with spaces (a word never holds one).
-type runMemo struct {
-	mu       sync.Mutex
-	cur, old map[string][]int32
-	held     int // title positions in cur
-}
-
-// get returns the kept matches of key.
-func (m *runMemo) get(key string) ([]int32, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r, ok := m.cur[key]; ok {
-		return r, true
-	}
-	r, ok := m.old[key]
-	return r, ok
-}
-
-// put keeps the matches of key.
-func (m *runMemo) put(key string, matched []int32) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.cur) >= runMemoRuns || m.held+len(matched) > runMemoTitles {
-		m.old, m.cur, m.held = m.cur, nil, 0
-	}
-	if m.cur == nil {
-		m.cur = map[string][]int32{}
-	}
-	m.cur[key] = matched
-	m.held += len(matched)
-}
-
 // buildTermIndex indexes the words of titles.
 func buildTermIndex(titles []memento.Title) *termIndex {
-	x := &termIndex{postings: map[string][]int32{}, pos: make(map[string]int32, len(titles))}
+	x := &termIndex{postings: map[string][]int32{}, pos: make(map[string]int32, len(titles)),
+		runs: memo.Memo[[]int32]{Keys: runMemoRuns, Weight: runMemoTitles, Weigh: func(m []int32) int { return len(m) }}}
 	for i, t := range titles {
 		if _, ok := x.pos[t.ID]; !ok {
 			x.pos[t.ID] = int32(i)
@@ -151,11 +121,11 @@ func (x *termIndex) matches(run []string, titles []memento.Title) []int32 {
 		return x.match(run, titles)
 	}
 	key := strings.Join(run, " ")
-	if out, ok := x.runs.get(key); ok {
+	if out, ok := x.runs.Get(key); ok {
 		return out
 	}
 	out := x.match(run, titles)
-	x.runs.put(key, out)
+	x.runs.Put(key, out)
 	return out
 }
 

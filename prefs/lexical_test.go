@@ -93,37 +93,37 @@ func TestMatchesKeepsRuns(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if len(x.runs.cur)+len(x.runs.old) == 0 {
+	if x.runs.Len() == 0 {
 		t.Error("no run kept")
 	}
 }
 
-// TestRunMemoBounds checks that the memo of runs forgets the older of its
+// TestRunMemoBounds checks that the word index's memo of runs forgets the older of its
 // two generations, by count of runs and by titles held.
 func TestRunMemoBounds(t *testing.T) {
-	var m runMemo
-	m.put("first", []int32{1})
+	m := &buildTermIndex(nil).runs
+	m.Put("first", []int32{1})
 	for i := range runMemoRuns {
-		m.put(fmt.Sprint("run ", i), []int32{int32(i)})
+		m.Put(fmt.Sprint("run ", i), []int32{int32(i)})
 	}
-	if got, ok := m.get("first"); !ok || !slices.Equal(got, []int32{1}) {
+	if got, ok := m.Get("first"); !ok || !slices.Equal(got, []int32{1}) {
 		t.Errorf("a run of the older generation: %v %v, want kept", got, ok)
 	}
 	for i := range runMemoRuns {
-		m.put(fmt.Sprint("later ", i), nil)
+		m.Put(fmt.Sprint("later ", i), nil)
 	}
-	if _, ok := m.get("first"); ok {
+	if _, ok := m.Get("first"); ok {
 		t.Errorf("a run two generations old is still kept")
 	}
 	big := make([]int32, runMemoTitles/2+1)
-	var n runMemo
-	n.put("a b", big)
-	n.put("c d", big)
-	n.put("e f", big)
-	if _, ok := n.get("a b"); ok {
+	n := &buildTermIndex(nil).runs
+	n.Put("a b", big)
+	n.Put("c d", big)
+	n.Put("e f", big)
+	if _, ok := n.Get("a b"); ok {
 		t.Errorf("the memo holds %d title positions", 3*len(big))
 	}
-	if _, ok := n.get("c d"); !ok {
+	if _, ok := n.Get("c d"); !ok {
 		t.Errorf("the previous generation is lost")
 	}
 }
