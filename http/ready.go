@@ -24,7 +24,7 @@ import (
 // serves meanwhile shares the processors with the work: in one round of
 // `memento torture load --url` with 64 clients begun 0.8 s before the
 // embedded catalog's vectors were ready, appends took up to 161 ms in the
-// load's first half second against 39 ms at most afterwards
+// load's first second against 39 ms at most afterwards
 // (docs/BENCHMARKS.md). A load balancer, an
 // orchestrator's readiness probe or a script that sends a burst polls
 // /readyz; a liveness probe polls /healthz, which stays 200 while the work

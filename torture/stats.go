@@ -50,8 +50,9 @@ const settle = time.Second
 type recorder struct {
 	mu  sync.Mutex
 	ops map[string]*opRecord
-	// start, once set (begin), is when the load began: each request's
-	// latency is then also kept with when it began.
+	// start, once set (begin), is when the load began: the latencies of
+	// the requests begun settle or more after it are then also kept
+	// apart (opRecord.settled).
 	start time.Time
 }
 
@@ -64,7 +65,7 @@ type opRecord struct {
 	ok      int
 }
 
-// begin records that the load starts now.
+// begin records that the load starts at now.
 func (r *recorder) begin(now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
