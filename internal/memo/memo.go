@@ -61,8 +61,8 @@ func (m *Memo[V]) Put(key string, v V) {
 	m.held += w
 }
 
-// Len returns the number of keys kept, in both generations (a key put
-// again in the current one counts twice).
+// Len returns the number of keys kept, in both generations (a key in both
+// counts twice).
 func (m *Memo[V]) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
