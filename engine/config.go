@@ -82,6 +82,25 @@ type EmbedConfig struct {
 	Provider string // offline or openai; empty follows the language model's choice
 	Model    string
 	Dim      int
+	// Cache is whether the catalog's title vectors are kept in the store
+	// (memento.VectorCache), so that a restart reads them rather than
+	// embedding the catalog again: on, off, or auto (the default), which
+	// keeps them for an embedding server only. The offline embedder makes
+	// them about as fast as the store reads them back.
+	Cache string
+}
+
+// CacheTitleVectors reports whether the title vectors are kept in the
+// store (EmbedConfig.Cache).
+func (c EmbedConfig) CacheTitleVectors() bool {
+	switch c.Cache {
+	case "on":
+		return true
+	case "off":
+		return false
+	default:
+		return c.Provider != "offline"
+	}
 }
 
 // BudgetConfig is the language model's daily token budgets.
@@ -103,7 +122,7 @@ func DefaultConfig() Config {
 		RecallIndexMB: recall.DefaultIndexBudget >> 20,
 		Workers:       sqlite.DefaultWorkers,
 		LLM:           LLMConfig{Model: "gpt-4o-mini", Concurrency: openai.DefaultConcurrency, JobConcurrency: openai.DefaultJobConcurrency},
-		Embed:         EmbedConfig{Model: "text-embedding-3-small", Dim: 256},
+		Embed:         EmbedConfig{Model: "text-embedding-3-small", Dim: 256, Cache: "auto"},
 		Emotion:       "offline",
 		// The bench's steady 500 messages a second at 1.1 M memories:
 		// acknowledgement p99 32.9-40.4 ms against 35.8-58.4 ms at the
@@ -138,6 +157,7 @@ func (c *Config) EnvSettings() []EnvSetting {
 		{Name: "MEMENTO_EMBED_PROVIDER", Str: &c.Embed.Provider},
 		{Name: "MEMENTO_EMBED_MODEL", Str: &c.Embed.Model},
 		{Name: "MEMENTO_EMBED_DIM", Num: &c.Embed.Dim},
+		{Name: "MEMENTO_EMBED_CACHE", Str: &c.Embed.Cache},
 		{Name: "MEMENTO_RECALL_INDEX_MB", Num: &c.RecallIndexMB},
 		{Name: "MEMENTO_WORKERS", Num: &c.Workers},
 		{Name: "MEMENTO_BACKGROUND_PROCESSORS", Num: &c.BackgroundProcessors},
@@ -266,6 +286,11 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return memento.Errorf(memento.EINVALID, "--embed-provider (MEMENTO_EMBED_PROVIDER) must be offline or openai, got %q", c.Embed.Provider)
+	}
+	switch c.Embed.Cache {
+	case "", "auto", "on", "off":
+	default:
+		return memento.Errorf(memento.EINVALID, "--embed-cache (MEMENTO_EMBED_CACHE) must be auto, on or off, got %q", c.Embed.Cache)
 	}
 	switch c.Emotion {
 	case "offline":

@@ -177,3 +177,29 @@ func TestTurnSlotsSetting(t *testing.T) {
 		t.Error("/metrics has no memento_recall_index_users beside the slots'")
 	}
 }
+
+// TestEmbedCacheSetting checks which embedders keep the title vectors in
+// the store: auto keeps an embedding server's only, and a bad value is
+// refused by name.
+func TestEmbedCacheSetting(t *testing.T) {
+	for _, tt := range []struct {
+		provider, cache string
+		want            bool
+	}{
+		{"offline", "auto", false}, {"openai", "auto", true}, {"openai", "", true},
+		{"offline", "on", true}, {"openai", "off", false},
+	} {
+		if got := (EmbedConfig{Provider: tt.provider, Cache: tt.cache}).CacheTitleVectors(); got != tt.want {
+			t.Errorf("provider %s, cache %q: CacheTitleVectors = %v, want %v", tt.provider, tt.cache, got, tt.want)
+		}
+	}
+	c := DefaultConfig()
+	c.Resolve()
+	if err := c.Validate(); err != nil || c.Embed.CacheTitleVectors() {
+		t.Errorf("the default config: %v, caching %v; want valid and no cache for the offline embedder", err, c.Embed.CacheTitleVectors())
+	}
+	c.Embed.Cache = "always"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "MEMENTO_EMBED_CACHE") {
+		t.Errorf("Validate with cache %q = %v, want an error naming MEMENTO_EMBED_CACHE", c.Embed.Cache, err)
+	}
+}

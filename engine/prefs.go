@@ -47,7 +47,11 @@ func (e *Engine) PrefsScorer(ctx context.Context) (*prefs.Scorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &prefs.Scorer{Prefs: svc, Titles: prefs.NewTitleSpace(svc.Embedder, cat.All())}, nil
+	ts := prefs.NewTitleSpace(svc.Embedder, cat.All())
+	if c, ok := e.Store.(memento.VectorCache); ok && e.Config.Embed.CacheTitleVectors() {
+		ts.Cache, ts.Logger = c, e.Logger
+	}
+	return &prefs.Scorer{Prefs: svc, Titles: ts}, nil
 }
 
 // PrefsRecaller returns the memento.Recaller of the preference memory, for

@@ -3,10 +3,12 @@ package prefs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/memento-ai/memento"
 )
@@ -61,8 +63,23 @@ func TitleText(t memento.Title) string {
 // concept is not a title), so a score stays a dot product of two unit
 // vectors and a user's whole taste folds into one vector.
 type TitleSpace struct {
+	// Cache, when set before the space is first used, keeps the vectors
+	// the embedder made for titles, by the embedder's id and the title's
+	// text, so that a restarted server reads them rather than embedding
+	// the catalog again (embedCached). A cache that fails is logged and
+	// the titles are embedded.
+	Cache memento.VectorCache
+	// Logger reports a failing cache; nil discards.
+	Logger *slog.Logger
+
 	embedder memento.Embedder
 	catalog  []memento.Title
+
+	// fromCache and embedded count the texts read from the cache and
+	// those given to the embedder; cacheFailed is set by the first
+	// failure of the cache, which alone is logged.
+	fromCache, embedded atomic.Int64
+	cacheFailed         atomic.Bool
 
 	statsMu sync.Mutex
 	ready   bool
@@ -218,9 +235,20 @@ func whitening(vs [][]float32, dim int) (mean, scale []float32) {
 	return mean, scale
 }
 
-// embedAll embeds texts in batches, on all processors.
+// embedAll embeds texts in batches, on all processors, reading those the
+// cache holds from it.
 func (ts *TitleSpace) embedAll(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
+	if ts.Cache != nil && ts.embedder.Dim() == 0 && len(texts) > 0 {
+		// An embedder that learns its dimension from its first answer
+		// (openai without MEMENTO_EMBED_DIM) names it in its id only
+		// then, and the cache is read under the id its vectors were
+		// written under: one text tells it, rather than the first
+		// batches all missing the cache.
+		if _, err := ts.embed(ctx, texts[:1]); err != nil {
+			return nil, err
+		}
+	}
 	batches := (len(texts) + embedBatch - 1) / embedBatch
 	workers := min(runtime.GOMAXPROCS(0), batches)
 	errs := make([]error, batches)
@@ -230,10 +258,7 @@ func (ts *TitleSpace) embedAll(ctx context.Context, texts []string) ([][]float32
 		wg.Go(func() {
 			for b := range next {
 				lo, hi := b*embedBatch, min((b+1)*embedBatch, len(texts))
-				vs, err := ts.embedder.Embed(ctx, texts[lo:hi])
-				if err == nil && len(vs) != hi-lo {
-					err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vs), hi-lo)
-				}
+				vs, err := ts.embedCached(ctx, texts[lo:hi])
 				if err != nil {
 					errs[b] = err
 					continue
@@ -253,6 +278,84 @@ func (ts *TitleSpace) embedAll(ctx context.Context, texts []string) ([][]float32
 		}
 	}
 	return out, nil
+}
+
+// embed gives texts to the embedder.
+func (ts *TitleSpace) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := ts.embedder.Embed(ctx, texts)
+	if err == nil && len(vs) != len(texts) {
+		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vs), len(texts))
+	}
+	if err != nil {
+		return nil, err
+	}
+	ts.embedded.Add(int64(len(texts)))
+	return vs, nil
+}
+
+// embedCached returns the raw vector of each text: from the cache where
+// it holds one of the embedder's dimension, otherwise from the embedder,
+// and then into the cache.
+func (ts *TitleSpace) embedCached(ctx context.Context, texts []string) ([][]float32, error) {
+	if ts.Cache == nil {
+		return ts.embed(ctx, texts)
+	}
+	keys := make([]memento.TextKey, len(texts))
+	for i, t := range texts {
+		keys[i] = memento.KeyOf(t)
+	}
+	dim := ts.embedder.Dim()
+	cached, err := ts.Cache.CachedVectors(ctx, ts.embedder.ID(), keys)
+	if err != nil {
+		ts.cacheFailure("read", err)
+		cached = nil
+	}
+	out := make([][]float32, len(texts))
+	var missing []int
+	for i := range texts {
+		if i < len(cached) && dim > 0 && len(cached[i]) == dim {
+			out[i] = cached[i]
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	ts.fromCache.Add(int64(len(texts) - len(missing)))
+	if len(missing) == 0 {
+		return out, nil
+	}
+	mtexts := make([]string, len(missing))
+	mkeys := make([]memento.TextKey, len(missing))
+	for k, i := range missing {
+		mtexts[k], mkeys[k] = texts[i], keys[i]
+	}
+	vs, err := ts.embed(ctx, mtexts)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range missing {
+		out[i] = vs[k]
+	}
+	// Under the id the vectors were made under, read now: an embedder
+	// that has just learnt its dimension names it.
+	if err := ts.Cache.CacheVectors(ctx, ts.embedder.ID(), mkeys, vs); err != nil {
+		ts.cacheFailure("write", err)
+	}
+	return out, nil
+}
+
+// cacheFailure logs the cache's first failure; the titles are embedded
+// meanwhile, so a broken cache costs time, never an answer.
+func (ts *TitleSpace) cacheFailure(op string, err error) {
+	if ts.cacheFailed.Swap(true) || ts.Logger == nil {
+		return
+	}
+	ts.Logger.Warn("the title vectors' cache failed; titles are embedded instead (later failures are not logged)", "op", op, "err", err)
+}
+
+// Counts returns how many title texts were read from the cache and how
+// many given to the embedder so far.
+func (ts *TitleSpace) Counts() (fromCache, embedded int64) {
+	return ts.fromCache.Load(), ts.embedded.Load()
 }
 
 // Concept returns a concept vector scaled like the titles and normalised.

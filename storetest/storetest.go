@@ -19,7 +19,7 @@
 // concurrent writers), preferences and their clusters, export/import
 // (with the titles a thread showed and its stored answers), the
 // pipeline's catch-up reads, API keys, studies and their balanced
-// enrolment under concurrency, and the queue's lag and job counts. A part
+// enrolment under concurrency, the queue's lag and job counts, and the cache of shared texts' vectors. A part
 // the store does not implement is skipped with a message naming the
 // interface, so a backend's test output says exactly which parts it
 // passes.
@@ -102,6 +102,7 @@ var parts = []struct {
 	{"PipelineLog", testPipelineLog},
 	{"Checkpoints", testCheckpoints},
 	{"Titles", testTitles},
+	{"VectorCache", testVectorCache},
 	{"SnapshotSource", testSnapshotSource},
 	{"MessageEmotion", testMessageEmotion},
 	{"ExportShownAnswers", testExportShownAnswers},

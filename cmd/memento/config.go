@@ -132,6 +132,7 @@ func (c *Config) AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Embed.Provider, "embed-provider", c.Embed.Provider, "embedder: offline or openai (MEMENTO_EMBED_PROVIDER)")
 	fs.StringVar(&c.Embed.Model, "embed-model", c.Embed.Model, "embedding model name (MEMENTO_EMBED_MODEL)")
 	fs.IntVar(&c.Embed.Dim, "embed-dim", c.Embed.Dim, "dimension of offline embeddings (MEMENTO_EMBED_DIM)")
+	fs.StringVar(&c.Embed.Cache, "embed-cache", c.Embed.Cache, "keep the catalog's title vectors in the store, so a restart does not embed the catalog again: auto (for an embedding server only), on or off (MEMENTO_EMBED_CACHE)")
 	fs.IntVar(&c.RecallIndexMB, "recall-index-mb", c.RecallIndexMB, "memory of recall's warm per-user index, MiB (MEMENTO_RECALL_INDEX_MB)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "background jobs run at once (MEMENTO_WORKERS)")
 	fs.IntVar(&c.BackgroundProcessors, "background-processors", c.BackgroundProcessors, "background jobs that compute at once, one fewer while requests are served; 0: the processors (MEMENTO_BACKGROUND_PROCESSORS)")

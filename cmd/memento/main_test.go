@@ -57,6 +57,8 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{args: []string{"version"}, env: map[string]string{"MEMENTO_EMBED_DIM": "x"}, want: "MEMENTO_EMBED_DIM"},
 		{args: []string{"version"}, env: map[string]string{"MEMENTO_LLM_PROVIDER": "openai", "MEMENTO_LLM_BASE_URL": "ftp://x"}, want: "MEMENTO_LLM_BASE_URL"},
 		{args: []string{"version", "--db", ""}, want: "--db"},
+		{args: []string{"version", "--embed-cache", "maybe"}, want: "--embed-cache"},
+		{args: []string{"version"}, env: map[string]string{"MEMENTO_EMBED_CACHE": "yes"}, want: "MEMENTO_EMBED_CACHE"},
 	}
 	for _, tt := range tests {
 		m := NewMain()

@@ -153,7 +153,9 @@ func (m *Main) serve(ctx context.Context) error {
 					app.Logger.Warn("warming the title vectors failed; the first ranking will do it", "err", err)
 					return
 				}
-				app.Logger.Info("title vectors ready", "took", time.Since(start).Round(time.Millisecond))
+				cached, embedded := ps.Titles.Counts()
+				app.Logger.Info("title vectors ready", "took", time.Since(start).Round(time.Millisecond),
+					"from_cache", cached, "embedded", embedded)
 			})
 		}
 	}

@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/memento-ai/memento"
+)
+
+// CachedVectors returns the vector stored for each key under embedder, nil
+// where none is (memento.VectorCache). Errors: EINVALID.
+func (db *DB) CachedVectors(ctx context.Context, embedder string, keys []memento.TextKey) ([][]float32, error) {
+	if embedder == "" {
+		return nil, memento.Errorf(memento.EINVALID, "the embedder's id is required")
+	}
+	out := make([][]float32, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	at := make(map[memento.TextKey][]int, len(keys))
+	for i, k := range keys {
+		at[k] = append(at[k], i)
+	}
+	rows, err := db.pool.Query(ctx, `SELECT text_key, vector FROM vector_cache
+		WHERE embedder = $1 AND text_key = ANY($2)`, embedder, keyBytes(keys))
+	if err != nil {
+		return nil, fmt.Errorf("read cached vectors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key, vec []byte
+		if err := rows.Scan(&key, &vec); err != nil {
+			return nil, fmt.Errorf("read cached vectors: %w", err)
+		}
+		var k memento.TextKey
+		if len(key) != len(k) {
+			continue
+		}
+		copy(k[:], key)
+		v := vectorFrom(vec)
+		for _, i := range at[k] {
+			out[i] = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cached vectors: %w", err)
+	}
+	return out, nil
+}
+
+// CacheVectors stores one vector per key under embedder, replacing a
+// stored one, in one statement (memento.VectorCache). Errors: EINVALID.
+func (db *DB) CacheVectors(ctx context.Context, embedder string, keys []memento.TextKey, vectors [][]float32) error {
+	if err := memento.CheckCacheVectors(embedder, keys, vectors); err != nil {
+		return err
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	// One row per key: a key given twice would make ON CONFLICT update a
+	// row the statement itself inserted, which PostgreSQL refuses. The
+	// last vector given for a key wins.
+	last := make(map[memento.TextKey]int, len(keys))
+	for i, k := range keys {
+		last[k] = i
+	}
+	ks := make([][]byte, 0, len(last))
+	vs := make([][]byte, 0, len(last))
+	for i, k := range keys {
+		if last[k] != i {
+			continue
+		}
+		ks = append(ks, k[:])
+		vs = append(vs, vectorBytes(vectors[i]))
+	}
+	if _, err := db.pool.Exec(ctx, `INSERT INTO vector_cache (embedder, text_key, vector)
+		SELECT $1, k, v FROM unnest($2::bytea[], $3::bytea[]) AS u(k, v)
+		ON CONFLICT (embedder, text_key) DO UPDATE SET vector = excluded.vector`, embedder, ks, vs); err != nil {
+		return fmt.Errorf("cache vectors: %w", err)
+	}
+	return nil
+}
+
+// keyBytes returns keys as byte slices, for a bytea array.
+func keyBytes(keys []memento.TextKey) [][]byte {
+	out := make([][]byte, len(keys))
+	for i := range keys {
+		out[i] = keys[i][:]
+	}
+	return out
+}

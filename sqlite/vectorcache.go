@@ -1,0 +1,97 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/memento-ai/memento"
+)
+
+// CachedVectors returns the vector stored for each key under embedder, nil
+// where none is (memento.VectorCache). Errors: EINVALID.
+func (db *DB) CachedVectors(ctx context.Context, embedder string, keys []memento.TextKey) ([][]float32, error) {
+	if embedder == "" {
+		return nil, memento.Errorf(memento.EINVALID, "the embedder's id is required")
+	}
+	out := make([][]float32, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	at := make(map[memento.TextKey][]int, len(keys))
+	for i, k := range keys {
+		at[k] = append(at[k], i)
+	}
+	list, err := keyList(keys)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT text_key, vector FROM vector_cache
+		WHERE embedder = ? AND text_key IN (SELECT unhex(value) FROM json_each(?))`, embedder, list)
+	if err != nil {
+		return nil, fmt.Errorf("read cached vectors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key, vec []byte
+		if err := rows.Scan(&key, &vec); err != nil {
+			return nil, fmt.Errorf("read cached vectors: %w", err)
+		}
+		var k memento.TextKey
+		if len(key) != len(k) {
+			continue
+		}
+		copy(k[:], key)
+		v := memVectorFrom(vec)
+		for _, i := range at[k] {
+			out[i] = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cached vectors: %w", err)
+	}
+	return out, nil
+}
+
+// CacheVectors stores one vector per key under embedder, replacing a
+// stored one, in one transaction that does not wait for the disk: a cache
+// lost in a crash is embedded again (memento.VectorCache). Errors:
+// EINVALID.
+func (db *DB) CacheVectors(ctx context.Context, embedder string, keys []memento.TextKey, vectors [][]float32) error {
+	if err := memento.CheckCacheVectors(embedder, keys, vectors); err != nil {
+		return err
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	err := db.writeTxAt(ctx, false, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO vector_cache (embedder, text_key, vector) VALUES (?, ?, ?)
+			ON CONFLICT (embedder, text_key) DO UPDATE SET vector = excluded.vector`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, k := range keys {
+			if _, err := stmt.ExecContext(ctx, embedder, k[:], memVectorBytes(vectors[i])); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cache vectors: %w", err)
+	}
+	return nil
+}
+
+// keyList encodes keys as a JSON array of hex strings, for json_each.
+func keyList(keys []memento.TextKey) (string, error) {
+	hexes := make([]string, len(keys))
+	for i, k := range keys {
+		hexes[i] = hex.EncodeToString(k[:])
+	}
+	b, err := json.Marshal(hexes)
+	return string(b), err
+}

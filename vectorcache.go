@@ -1,0 +1,48 @@
+package memento
+
+import (
+	"context"
+	"crypto/sha256"
+)
+
+// TextKey is the SHA-256 of a text: what a VectorCache keeps the text's
+// vector by, so that the cache holds no text and a changed text is a new
+// key.
+type TextKey [sha256.Size]byte
+
+// KeyOf returns the key of text.
+func KeyOf(text string) TextKey { return sha256.Sum256([]byte(text)) }
+
+// VectorCache keeps vectors an embedder made for shared texts (the
+// catalog's titles), by the embedder's ID and the text's key, so that a
+// restarted server, or a second one on the same store, reads them instead
+// of embedding the catalog again: with an embedding server, 36,000 texts
+// of its time and its price at every start. It is not tenant-scoped and
+// must never hold a user's texts: nothing deletes them with the user.
+// A cache write need not survive a crash; a lost vector is embedded again.
+type VectorCache interface {
+	// CachedVectors returns the vector stored for each key under
+	// embedder, nil where none is. Errors: EINVALID for an empty
+	// embedder.
+	CachedVectors(ctx context.Context, embedder string, keys []TextKey) ([][]float32, error)
+	// CacheVectors stores one vector per key under embedder, replacing a
+	// stored one. Errors: EINVALID for an empty embedder, as many keys as
+	// vectors, or an empty vector.
+	CacheVectors(ctx context.Context, embedder string, keys []TextKey, vectors [][]float32) error
+}
+
+// CheckCacheVectors validates the arguments of VectorCache.CacheVectors.
+func CheckCacheVectors(embedder string, keys []TextKey, vectors [][]float32) error {
+	if embedder == "" {
+		return Errorf(EINVALID, "the embedder's id is required")
+	}
+	if len(keys) != len(vectors) {
+		return Errorf(EINVALID, "%d keys for %d vectors", len(keys), len(vectors))
+	}
+	for i, v := range vectors {
+		if len(v) == 0 {
+			return Errorf(EINVALID, "vectors[%d] is empty", i)
+		}
+	}
+	return nil
+}
