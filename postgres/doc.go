@@ -20,7 +20,8 @@
 //
 // Every write of a user's data runs one transaction (userTx) whose first
 // statement takes the user's transaction-level advisory lock
-// (pg_advisory_xact_lock of a hash of tenant and user). It creates the
+// (pg_advisory_xact_lock of a hash of tenant and user), sent with the
+// BEGIN as one simple query. It creates the
 // tenant, user and thread rows as needed, inserts the rows, indexes new
 // text for keyword search, and inserts the background jobs for the new
 // rows into River's river_job with InsertManyTx on the same pgx.Tx, so a

@@ -16,7 +16,7 @@ import (
 )
 
 // openInternal opens a store in a schema of its own, dropped at the end.
-func openInternal(t *testing.T) *DB {
+func openInternal(t testing.TB) *DB {
 	t.Helper()
 	url := pgtest.URL(t)
 	schema := fmt.Sprintf("sc_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
