@@ -171,6 +171,12 @@ type PreferencePatch struct {
 type PreferenceVersion struct {
 	Version   int64
 	Clustered int64
+	// Since is when the user was created; zero before the user's first
+	// preference write. A user deleted and created again counts its
+	// versions from the start, so a cache of a user's preferences
+	// compares Since as well as Version: one of the deleted user's must
+	// never be taken for the new user's.
+	Since time.Time
 }
 
 // PreferenceService keeps preference memories and their clusters. Every

@@ -354,13 +354,16 @@ func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.P
 	if err != nil {
 		return v, err
 	}
-	err = db.pool.QueryRow(ctx, `SELECT version, clustered_version FROM preference_state WHERE tenant_id = $1 AND user_id = $2`,
-		s.Tenant, s.User).Scan(&v.Version, &v.Clustered)
+	var since int64
+	err = db.pool.QueryRow(ctx, `SELECT ps.version, ps.clustered_version, u.created_at FROM preference_state ps
+		JOIN users u ON u.tenant_id = ps.tenant_id AND u.id = ps.user_id
+		WHERE ps.tenant_id = $1 AND ps.user_id = $2`, s.Tenant, s.User).Scan(&v.Version, &v.Clustered, &since)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return v, nil
 	} else if err != nil {
 		return v, fmt.Errorf("preference version: %w", err)
 	}
+	v.Since = fromNanos(since)
 	return v, nil
 }
 

@@ -7,8 +7,11 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/memo"
 )
 
 // Defaults of Recaller.
@@ -31,12 +34,85 @@ const (
 // (the service's clock when zero). No language model is called; the query
 // is embedded once, or not at all when q.Vector holds its embedding by the
 // same embedder.
+//
+// A context read recalls, so a Recaller keeps what it last read of each
+// user (the preferences, vectors included, and the clusters, as stored)
+// while the user's preference version is the store's (PreferenceVersion,
+// the user's creation included): a recall then reads the version alone,
+// where it read every preference (3-4% of a loaded server's time under 64
+// clients). Decay is applied to the kept rows at each query's time, so a
+// kept read answers as a new one would.
 type Recaller struct {
 	Prefs *Service
 	// MinSimilarity is the relevance threshold (default
 	// DefaultRecallSimilarity).
 	MinSimilarity float64
+
+	// kept holds the users' last reads (recallRead), by user. Its
+	// generations are bounded by users and by the bytes of their
+	// preferences' vectors.
+	kept memo.Memo[*recallRead]
+	// keptOnce sets kept's bounds before its first use.
+	keptOnce sync.Once
+	// reads counts the reads of a user's preferences from the store.
+	reads atomic.Int64
 }
+
+// Bounds of a Recaller's kept reads, per generation (two are kept).
+const (
+	recallUsers = 1024
+	recallBytes = 32 << 20
+)
+
+// recallRead is a user's preferences and clusters as the store held them
+// at a version; shared among recalls, never modified.
+type recallRead struct {
+	ver      memento.PreferenceVersion
+	prefs    []memento.Preference
+	clusters []memento.PreferenceCluster
+}
+
+// read returns the user's preferences and clusters: the kept read while
+// the version is the store's, else a new read.
+func (r *Recaller) read(ctx context.Context, s memento.Scope) (*recallRead, error) {
+	r.keptOnce.Do(func() {
+		r.kept.Keys, r.kept.Weight = recallUsers, recallBytes
+		r.kept.Weigh = func(rd *recallRead) int {
+			n := 0
+			for _, p := range rd.prefs {
+				n += 4*len(p.Vector) + 256
+			}
+			return n + 256*len(rd.clusters)
+		}
+	})
+	// The version is read first: a change committed before the rows
+	// are read leaves a newer read under an older version, read again
+	// next time, never the reverse.
+	ver, err := r.Prefs.Store.PreferenceVersion(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	key := s.Tenant + "\x1f" + s.User
+	if rd, ok := r.kept.Get(key); ok && rd.ver == ver {
+		return rd, nil
+	}
+	r.reads.Add(1)
+	all, err := r.Prefs.Store.Preferences(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	clusters, err := r.Prefs.Store.PreferenceClusters(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	rd := &recallRead{ver: ver, prefs: all, clusters: clusters}
+	r.kept.Put(key, rd)
+	return rd, nil
+}
+
+// Reads returns how many times the Recaller read a user's preferences
+// from the store rather than reusing its last read.
+func (r *Recaller) Reads() int64 { return r.reads.Load() }
 
 var _ memento.Recaller = (*Recaller)(nil)
 
@@ -51,9 +127,20 @@ func (r *Recaller) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 	if now.IsZero() {
 		now = r.Prefs.now()
 	}
-	live, err := r.Prefs.liveAt(ctx, q.Scope, now)
+	rd, err := r.read(ctx, q.Scope)
 	if err != nil {
 		return nil, fmt.Errorf("recall preferences: %w", err)
+	}
+	// The live preferences, as indices into the kept read (which is
+	// shared, so never written), with their effective weights at now.
+	var live []int
+	weights := make([]float64, len(rd.prefs))
+	id := r.Prefs.Embedder.ID()
+	for i := range rd.prefs {
+		if w, ok := r.Prefs.effective(&rd.prefs[i], id, now); ok {
+			live = append(live, i)
+			weights[i] = w
+		}
 	}
 	items := []memento.RecallItem{}
 	if len(live) == 0 {
@@ -78,33 +165,34 @@ func (r *Recaller) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 		}
 		return float64(Dot(query, v))
 	}
-	byID := make(map[string]memento.Preference, len(live))
-	for _, p := range live {
-		byID[p.ID] = p
+	// Everything relevant is scored first, and only the k best become
+	// items (a text, a map of scores, the sources each).
+	type hit struct {
+		score, sim float64
+		id         string
+		pref       int      // into the read's preferences, or -1 for a cluster
+		cluster    int      // into clusters
+		ids        []string // a cluster's live members
+	}
+	var hits []hit
+	byID := make(map[string]int, len(live))
+	for _, i := range live {
+		p := &rd.prefs[i]
+		byID[p.ID] = i
 		sim := similarity(p.Vector)
 		if sim < minSim {
 			continue
 		}
-		w := math.Abs(p.EffectiveWeight)
-		at := p.LastSeen
-		items = append(items, memento.RecallItem{
-			ID: p.ID, Kind: memento.RecallPreference, Text: PreferenceText(p),
-			Score:   round4(sim * math.Min(1, w)),
-			Scores:  map[string]float64{"similarity": round4(sim), "weight": round4(p.EffectiveWeight)},
-			Sources: slices.Clone(p.Sources), At: &at,
-		})
+		hits = append(hits, hit{score: round4(sim * math.Min(1, math.Abs(weights[i]))), sim: sim, id: p.ID, pref: i})
 	}
-	clusters, err := r.Prefs.clustersAt(ctx, q.Scope, now)
-	if err != nil {
-		return nil, fmt.Errorf("recall preference clusters: %w", err)
-	}
-	for _, c := range clusters {
+	clusters := r.Prefs.clustersOf(slices.Clone(rd.clusters), rd.prefs, now)
+	for ci, c := range clusters {
 		var members []memento.Preference
 		var ids []string
 		for _, m := range c.Members {
-			if p, ok := byID[m.Preference]; ok {
-				members = append(members, p)
-				ids = append(ids, p.ID)
+			if i, ok := byID[m.Preference]; ok {
+				members = append(members, rd.prefs[i])
+				ids = append(ids, rd.prefs[i].ID)
 			}
 		}
 		if len(members) == 0 {
@@ -114,18 +202,30 @@ func (r *Recaller) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 		if sim < minSim {
 			continue
 		}
-		items = append(items, memento.RecallItem{
-			ID: c.ID, Kind: memento.RecallCluster, Text: ClusterText(c),
-			Score:   round4(sim * c.Confidence),
-			Scores:  map[string]float64{"similarity": round4(sim), "confidence": c.Confidence},
-			Sources: ids,
-		})
+		hits = append(hits, hit{score: round4(sim * c.Confidence), sim: sim, id: c.ID, pref: -1, cluster: ci, ids: ids})
 	}
-	slices.SortStableFunc(items, func(a, b memento.RecallItem) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
+	slices.SortStableFunc(hits, func(a, b hit) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.id, b.id))
 	})
-	if len(items) > k {
-		items = items[:k]
+	items = make([]memento.RecallItem, 0, min(len(hits), k))
+	for _, h := range hits[:min(len(hits), k)] {
+		if h.pref < 0 {
+			c := clusters[h.cluster]
+			items = append(items, memento.RecallItem{
+				ID: c.ID, Kind: memento.RecallCluster, Text: ClusterText(c), Score: h.score,
+				Scores:  map[string]float64{"similarity": round4(h.sim), "confidence": c.Confidence},
+				Sources: h.ids,
+			})
+			continue
+		}
+		p := rd.prefs[h.pref] // a copy, given its weight now
+		p.EffectiveWeight = weights[h.pref]
+		at := p.LastSeen
+		items = append(items, memento.RecallItem{
+			ID: p.ID, Kind: memento.RecallPreference, Text: PreferenceText(p), Score: h.score,
+			Scores:  map[string]float64{"similarity": round4(h.sim), "weight": round4(p.EffectiveWeight)},
+			Sources: slices.Clone(p.Sources), At: &at,
+		})
 	}
 	return items, nil
 }

@@ -178,7 +178,8 @@ func (sc *Scorer) lexicalHits(u *taste, candidates []memento.Title, whole bool) 
 
 // A user's taste is cached between rankings: reading and whitening
 // hundreds of preferences costs more than ranking a thousand titles. An
-// entry is used while the user's preference version is unchanged and it is
+// entry is used while the user's preference version (and the user: Since)
+// is unchanged and it is
 // younger than tasteRefresh (decay moves weights by a millionth of their
 // size in a minute); the cache forgets everything when it holds
 // maxTasteUsers users (an entry holds a user's whitened concept vectors
@@ -192,6 +193,7 @@ const (
 // taste is a user's preferences folded for ranking.
 type taste struct {
 	version int64
+	since   time.Time // the user's creation (memento.PreferenceVersion.Since)
 	at      time.Time
 	live    []memento.Preference
 	// concepts are the whitened concept vectors, as live, in one
@@ -263,7 +265,7 @@ func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) 
 	sc.mu.Lock()
 	u, ok := sc.cache[s]
 	sc.mu.Unlock()
-	if ok && u.version == ver.Version && now.Sub(u.at).Abs() < tasteRefresh {
+	if ok && u.version == ver.Version && u.since.Equal(ver.Since) && now.Sub(u.at).Abs() < tasteRefresh {
 		return u, nil
 	}
 	live, err := sc.Prefs.Live(ctx, s)
@@ -275,7 +277,7 @@ func (sc *Scorer) tasteOf(ctx context.Context, s memento.Scope) (*taste, error) 
 	if len(live) == 0 {
 		u = nil
 	} else {
-		u = &taste{version: ver.Version, at: now, live: live, concepts: make([][]float32, len(live)), reasons: make([]string, len(live)), named: make([]bool, len(live))}
+		u = &taste{version: ver.Version, since: ver.Since, at: now, live: live, concepts: make([][]float32, len(live)), reasons: make([]string, len(live)), named: make([]bool, len(live))}
 		var norm float64
 		for i, p := range live {
 			v, err := sc.Titles.Concept(ctx, p.Vector)

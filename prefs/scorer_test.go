@@ -378,3 +378,56 @@ func BenchmarkTasteRefold(b *testing.B) {
 		})
 	}
 }
+
+// TestScorerForgetsADeletedUser checks that a user deleted and created
+// again, up to the deleted user's preference version, is ranked by the
+// new preferences, not by the taste kept for the deleted user.
+func TestScorerForgetsADeletedUser(t *testing.T) {
+	ctx := context.Background()
+	cands := []memento.Title{
+		{ID: "heist", Title: "The Job", Genres: []string{"Crime"}, Overview: "A crew plans a heist of a casino vault."},
+		{ID: "other", Title: "Meadow", Genres: []string{"Drama"}, Overview: "Two sisters run a farm."},
+	}
+	sc := scorerFor(t, NewTitleSpace(offline.NewEmbedder(0), nil), "I love heist films.")
+	s := memento.Scope{User: "ann"}
+	sigs, err := sc.Score(ctx, s, memento.NewActiveContext(), cands)
+	if err != nil || sigs[0].Score <= 0 {
+		t.Fatalf("heist for a user who loves heists scores %+v, %v; want above 0", sigs, err)
+	}
+	old, err := sc.Prefs.Store.PreferenceVersion(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Prefs.Store.(memento.UserService).DeleteUser(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Millisecond)
+	if _, err := sc.Prefs.LearnMessage(ctx, s, memento.Message{ID: "again", Role: memento.RoleUser, Text: "I can't stand heist films.",
+		At: time.Time(sc.Prefs.Clock.(fixedClock))}); err != nil {
+		t.Fatal(err)
+	}
+	live, err := sc.Prefs.Live(ctx, s)
+	if err != nil || len(live) != 1 {
+		t.Fatalf("Live = %v, %v; want the new dislike", live, err)
+	}
+	for {
+		v, err := sc.Prefs.Store.PreferenceVersion(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Version >= old.Version {
+			if v.Version != old.Version {
+				t.Fatalf("version %d passed the deleted user's %d", v.Version, old.Version)
+			}
+			break
+		}
+		w := -0.5 - float64(v.Version)/100
+		if _, err := sc.Prefs.Patch(ctx, s, live[0].ID, nil, &w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sigs, err = sc.Score(ctx, s, memento.NewActiveContext(), cands)
+	if err != nil || sigs[0].Score >= 0 {
+		t.Errorf("heist for the user created again, who can't stand heists, scores %+v, %v; want below 0", sigs, err)
+	}
+}

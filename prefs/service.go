@@ -359,19 +359,33 @@ func (sv *Service) liveAt(ctx context.Context, s memento.Scope, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
+	return sv.liveOf(all, all[:0], now), nil
+}
+
+// liveOf appends to live the preferences of all that are of the service's
+// embedder and have not faded at now, with their effective weights. live
+// may be all[:0], which all's own are then written over.
+func (sv *Service) liveOf(all, live []memento.Preference, now time.Time) []memento.Preference {
 	id := sv.Embedder.ID()
-	live := all[:0]
 	for _, p := range all {
-		if p.Embedder != id {
+		w, ok := sv.effective(&p, id, now)
+		if !ok {
 			continue
 		}
-		p.EffectiveWeight = sv.Config.Decay.Effective(p.Weight, p.Kind, p.LastSeen, now)
-		if sv.Config.Decay.Faded(p.EffectiveWeight, p.Weight) {
-			continue
-		}
+		p.EffectiveWeight = w
 		live = append(live, p)
 	}
-	return live, nil
+	return live
+}
+
+// effective returns p's effective weight at now, and whether p is live
+// then: of the embedder id and not faded.
+func (sv *Service) effective(p *memento.Preference, id string, now time.Time) (float64, bool) {
+	if p.Embedder != id {
+		return 0, false
+	}
+	w := sv.Config.Decay.Effective(p.Weight, p.Kind, p.LastSeen, now)
+	return w, !sv.Config.Decay.Faded(w, p.Weight)
 }
 
 // Clusters lists a user's clusters with their confidence and strength now,
@@ -392,6 +406,16 @@ func (sv *Service) clustersAt(ctx context.Context, s memento.Scope, now time.Tim
 	all, err := sv.Store.Preferences(ctx, s)
 	if err != nil {
 		return nil, err
+	}
+	return sv.clustersOf(clusters, all, now), nil
+}
+
+// clustersOf sets each cluster's confidence and strength at now, from the
+// user's preferences all (read, never written), and sorts them most
+// confident first.
+func (sv *Service) clustersOf(clusters []memento.PreferenceCluster, all []memento.Preference, now time.Time) []memento.PreferenceCluster {
+	if len(clusters) == 0 {
+		return clusters
 	}
 	byID := make(map[string]memento.Preference, len(all))
 	weights := make(map[string]float64, len(all))
@@ -414,7 +438,7 @@ func (sv *Service) clustersAt(ctx context.Context, s memento.Scope, now time.Tim
 	slices.SortStableFunc(clusters, func(a, b memento.PreferenceCluster) int {
 		return cmp.Or(cmp.Compare(b.Confidence, a.Confidence), strings.Compare(a.ID, b.ID))
 	})
-	return clusters, nil
+	return clusters
 }
 
 // Recluster groups the user's live preferences with DBSCAN, describes each

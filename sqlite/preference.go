@@ -575,13 +575,16 @@ func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.P
 	if err != nil {
 		return v, err
 	}
-	err = db.reads().QueryRowContext(ctx, `SELECT version, clustered_version FROM preference_state WHERE tenant_id = ? AND user_id = ?`,
-		s.Tenant, s.User).Scan(&v.Version, &v.Clustered)
+	var since int64
+	err = db.reads().QueryRowContext(ctx, `SELECT ps.version, ps.clustered_version, u.created_at FROM preference_state ps
+		JOIN users u ON u.tenant_id = ps.tenant_id AND u.id = ps.user_id
+		WHERE ps.tenant_id = ? AND ps.user_id = ?`, s.Tenant, s.User).Scan(&v.Version, &v.Clustered, &since)
 	if err == sql.ErrNoRows {
 		return v, nil
 	} else if err != nil {
 		return v, fmt.Errorf("preference version: %w", err)
 	}
+	v.Since = fromNanos(since)
 	return v, nil
 }
 

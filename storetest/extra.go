@@ -175,6 +175,34 @@ func testPreferenceEdits(t *testing.T, open Opener) {
 	}
 	err = ps.SavePreferenceClusters(ctx, memento.Scope{User: "nobody"}, 1, nil)
 	wantCode(t, "SavePreferenceClusters of an unknown user", err, memento.ENOTFOUND)
+
+	// A user deleted and created again counts its versions from the
+	// start; Since tells the two apart, so that no cache takes the
+	// deleted user's preferences for the new user's.
+	old, _ := ps.PreferenceVersion(ctx, bob)
+	if old != (memento.PreferenceVersion{}) {
+		t.Errorf("PreferenceVersion of a user without preferences = %+v, want zero", old)
+	}
+	if err := ps.RestorePreferences(ctx, bob, prefs, nil); err != nil {
+		t.Fatal(err)
+	}
+	old, _ = ps.PreferenceVersion(ctx, bob)
+	if old.Version == 0 || old.Since.IsZero() {
+		t.Errorf("PreferenceVersion after a restore = %+v, want a version and the user's creation time", old)
+	}
+	if err := st.DeleteUser(ctx, bob); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := ps.PreferenceVersion(ctx, bob); v != (memento.PreferenceVersion{}) {
+		t.Errorf("PreferenceVersion of a deleted user = %+v, want zero", v)
+	}
+	time.Sleep(time.Millisecond) // a clock of coarse resolution moves on
+	if err := ps.RestorePreferences(ctx, bob, prefs, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := ps.PreferenceVersion(ctx, bob); v.Version != old.Version || v.Since.Equal(old.Since) {
+		t.Errorf("PreferenceVersion of the user created again = %+v, the deleted one's %+v; want the same version, another Since", v, old)
+	}
 }
 
 func testRecallPruning(t *testing.T, open Opener) {
