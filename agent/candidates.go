@@ -69,7 +69,12 @@ func (a *Agent) pool(ctx context.Context, ac memento.ActiveContext, taste *Taste
 			seenIDs = append(seenIDs, t.ID)
 		}
 	}
-	var out []memento.Title
+	// Each draw's titles are kept in the slice the catalog returned, and
+	// joined once at the end: appending them one by one to a growing
+	// pool copied each title (184 bytes) about twice more: 6% of all a
+	// server allocated under 64 clients.
+	var parts [][]memento.Title
+	total := 0
 	_, excludes := a.Catalog.(CandidateSource)
 	add := func(q memento.TitleQuery, limit int) error {
 		// A catalog that hands out candidates leaves out the titles
@@ -84,6 +89,7 @@ func (a *Agent) pool(ctx context.Context, ac memento.ActiveContext, taste *Taste
 		if err != nil {
 			return err
 		}
+		kept := titles[:0] // the caller's own (CandidateSource)
 		for _, t := range titles {
 			if limit == 0 {
 				break
@@ -91,9 +97,13 @@ func (a *Agent) pool(ctx context.Context, ac memento.ActiveContext, taste *Taste
 			if !seen[t.ID] {
 				seen[t.ID] = true
 				seenIDs = append(seenIDs, t.ID)
-				out = append(out, t)
+				kept = append(kept, t)
 				limit--
 			}
+		}
+		if len(kept) > 0 {
+			parts = append(parts, kept)
+			total += len(kept)
 		}
 		return nil
 	}
@@ -106,7 +116,7 @@ func (a *Agent) pool(ctx context.Context, ac memento.ActiveContext, taste *Taste
 		return nil, err
 	}
 	base := fresh
-	if len(out) < ac.Count && len(shown) > 0 {
+	if total < ac.Count && len(shown) > 0 {
 		base = Query(ac, 1, PageSize)
 		if err := add(base, ac.Count); err != nil {
 			return nil, err
@@ -152,12 +162,20 @@ func (a *Agent) pool(ctx context.Context, ac memento.ActiveContext, taste *Taste
 			}
 		}
 	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	out := make([]memento.Title, 0, total)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
 	return out, nil
 }
 
 // CandidateSource is a catalog that hands out the n best matches of a
 // query at once, without paging or counting every match;
-// catalog.Index is one. A catalog without it is paged through.
+// catalog.Index is one. A catalog without it is paged through. The
+// returned slice is the caller's, which the pool filters in place.
 type CandidateSource interface {
 	Candidates(ctx context.Context, q memento.TitleQuery, n int) ([]memento.Title, error)
 }
