@@ -29,6 +29,10 @@ type VectorCache interface {
 	// stored one. Errors: EINVALID for an empty embedder, as many keys as
 	// vectors, or an empty vector.
 	CacheVectors(ctx context.Context, embedder string, keys []TextKey, vectors [][]float32) error
+	// PruneVectors deletes the vectors, of every embedder, whose key is
+	// not in keep (the texts of the titles now in the catalog), and
+	// returns how many went.
+	PruneVectors(ctx context.Context, keep []TextKey) (int64, error)
 }
 
 // CheckCacheVectors validates the arguments of VectorCache.CacheVectors.

@@ -81,6 +81,17 @@ func (db *DB) CacheVectors(ctx context.Context, embedder string, keys []memento.
 	return nil
 }
 
+// PruneVectors deletes the vectors whose key is not in keep
+// (memento.VectorCache).
+func (db *DB) PruneVectors(ctx context.Context, keep []memento.TextKey) (int64, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM vector_cache v
+		WHERE NOT EXISTS (SELECT 1 FROM unnest($1::bytea[]) AS k(key) WHERE k.key = v.text_key)`, keyBytes(keep))
+	if err != nil {
+		return 0, fmt.Errorf("prune cached vectors: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // keyBytes returns keys as byte slices, for a bytea array.
 func keyBytes(keys []memento.TextKey) [][]byte {
 	out := make([][]byte, len(keys))

@@ -63,6 +63,25 @@ func (c *mapCache) CacheVectors(_ context.Context, embedder string, keys []memen
 	return nil
 }
 
+func (c *mapCache) PruneVectors(_ context.Context, keep []memento.TextKey) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := map[memento.TextKey]bool{}
+	for _, k := range keep {
+		kept[k] = true
+	}
+	var n int64
+	for _, vs := range c.vectors {
+		for k := range vs {
+			if !kept[k] {
+				delete(vs, k)
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
 // embedders returns the ids the cache holds vectors under, with how many.
 func (c *mapCache) embedders() map[string]int {
 	c.mu.Lock()

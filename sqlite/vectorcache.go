@@ -86,6 +86,28 @@ func (db *DB) CacheVectors(ctx context.Context, embedder string, keys []memento.
 	return nil
 }
 
+// PruneVectors deletes the vectors whose key is not in keep, in one
+// transaction that does not wait for the disk (memento.VectorCache).
+func (db *DB) PruneVectors(ctx context.Context, keep []memento.TextKey) (int64, error) {
+	list, err := keyList(keep)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = db.writeTxAt(ctx, false, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM vector_cache WHERE text_key NOT IN (SELECT unhex(value) FROM json_each(?))`, list)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune cached vectors: %w", err)
+	}
+	return n, nil
+}
+
 // keyList encodes keys as a JSON array of hex strings, for json_each.
 func keyList(keys []memento.TextKey) (string, error) {
 	hexes := make([]string, len(keys))

@@ -101,4 +101,27 @@ func testVectorCache(t *testing.T, open Opener) {
 			break
 		}
 	}
+
+	// Pruning keeps the keys given, of every embedder, and no other.
+	if err := vc.CacheVectors(ctx, "e2", []memento.TextKey{heat, alien}, [][]float32{v1, v2}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := vc.PruneVectors(ctx, append([]memento.TextKey{heat}, keys[:10]...))
+	if err != nil || n != 293 { // e1: alien, brazil and 290 keys; e2: alien
+		t.Errorf("PruneVectors = %d, %v; want 293", n, err)
+	}
+	for _, e := range []string{"e1", "e2"} {
+		got, err := vc.CachedVectors(ctx, e, []memento.TextKey{heat, alien, brazil, keys[0], keys[10]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := []bool{got[0] != nil, got[1] != nil, got[2] != nil, got[3] != nil, got[4] != nil}
+		want := []bool{true, false, false, e == "e1", false}
+		if !cmp.Equal(kept, want) {
+			t.Errorf("after pruning, %s holds heat, alien, brazil, key 0, key 10: %v, want %v", e, kept, want)
+		}
+	}
+	if n, err := vc.PruneVectors(ctx, nil); err != nil || n != 12 {
+		t.Errorf("PruneVectors of nothing to keep = %d, %v; want the 12 left", n, err)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/catalog"
+	"github.com/memento-ai/memento/engine"
 	mhttp "github.com/memento-ai/memento/http"
+	"github.com/memento-ai/memento/prefs"
 )
 
 func (m *Main) catalogCommand() *cobra.Command {
@@ -120,6 +123,9 @@ type importReport struct {
 	Written  int  `json:"written"`
 	Replaced bool `json:"replaced"`
 	Total    int  `json:"total"`
+	// VectorsPruned is how many cached title vectors (--embed-cache) went
+	// with titles, or texts of titles, no longer in the catalog.
+	VectorsPruned int64 `json:"vectorsPruned"`
 }
 
 func (m *Main) catalogImportCommand() *cobra.Command {
@@ -175,7 +181,11 @@ the notability field of JSON lines; otherwise from the titles' own fields
 			if err != nil {
 				return err
 			}
-			out := importReport{File: args[0], ImportReport: rep, Written: written, Replaced: replace, Total: total}
+			pruned, err := pruneTitleVectors(ctx, app.Store)
+			if err != nil {
+				return err
+			}
+			out := importReport{File: args[0], ImportReport: rep, Written: written, Replaced: replace, Total: total, VectorsPruned: pruned}
 			if asJSON {
 				return json.NewEncoder(m.Stdout).Encode(out)
 			}
@@ -186,6 +196,9 @@ the notability field of JSON lines; otherwise from the titles' own fields
 			source := map[string]string{catalog.NotabilityCounts: "rating counts in " + rep.RatingsFile,
 				catalog.NotabilityFile: "the file's notability fields", catalog.NotabilityFields: "the titles' fields"}[rep.Notability]
 			fmt.Fprintf(m.Stdout, "notability from %s\n", source)
+			if pruned > 0 {
+				fmt.Fprintf(m.Stdout, "%d cached title vectors of titles no longer in the catalog removed\n", pruned)
+			}
 			return nil
 		},
 	}
@@ -238,4 +251,26 @@ func (m *Main) catalogBuildCommand() *cobra.Command {
 	cmd.Flags().StringVar(&src, "src", "../shared/data/wikimovies", "folder of the wikimovies data")
 	cmd.Flags().StringVar(&out, "out", "catalog.jsonl.gz", "output file")
 	return cmd
+}
+
+// pruneTitleVectors drops the cached title vectors (--embed-cache) of
+// texts that no title of the stored catalog has now, as the servers that
+// load the stored catalog embed it, and returns how many went. A server
+// started with --catalog on the same store embeds the titles of its own
+// file that are not in the stored catalog again.
+func pruneTitleVectors(ctx context.Context, st engine.Store) (int64, error) {
+	vc, ok := st.(memento.VectorCache)
+	if !ok {
+		return 0, nil
+	}
+	titles, err := st.Titles(ctx)
+	if err != nil {
+		return 0, err
+	}
+	all := catalog.New(titles).All()
+	keep := make([]memento.TextKey, len(all))
+	for i, t := range all {
+		keep[i] = memento.KeyOf(prefs.TitleText(t))
+	}
+	return vc.PruneVectors(ctx, keep)
 }

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/catalog"
 	"github.com/memento-ai/memento/llm/llmtest"
 )
 
@@ -88,5 +92,73 @@ func TestServeKeepsTitleVectors(t *testing.T) {
 	}
 	if n, _ := start("--embed-cache", "off"); n < len(names) {
 		t.Errorf("with --embed-cache off, %d titles embedded; want every one of %d", n, len(names))
+	}
+}
+
+// TestCatalogImportPrunesTitleVectors imports a catalog, lets a server
+// (--embed-cache on, the offline embedder) keep its titles' vectors, and
+// imports a catalog that drops one title, keeps one and adds one: the
+// import removes the dropped title's vector alone, and the next start
+// embeds the new title alone.
+func TestCatalogImportPrunesTitleVectors(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "memento.db")
+	file := func(name string, titles ...memento.Title) string {
+		var b bytes.Buffer
+		if err := catalog.WriteJSONL(&b, titles); err != nil {
+			t.Fatal(err)
+		}
+		return writeFile(t, name, b.String())
+	}
+	heat := memento.Title{ID: "heat", Title: "Heat", Type: memento.TypeMovie, Year: 1995, Genres: []string{"Crime"}, Overview: "A crew of thieves."}
+	alien := memento.Title{ID: "alien", Title: "Alien", Type: memento.TypeMovie, Year: 1979, Genres: []string{"Horror"}, Overview: "A crew meets a creature."}
+	up := memento.Title{ID: "up", Title: "Up", Type: memento.TypeMovie, Year: 2009, Genres: []string{"Animated"}, Overview: "A house flies."}
+	importJSON := func(f string) importReport {
+		t.Helper()
+		out, err := run(t, "", "catalog", "import", f, "--replace", "--json", "--db", db)
+		if err != nil {
+			t.Fatalf("catalog import: %v", err)
+		}
+		var rep importReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return rep
+	}
+	// warm serves until ready and returns its "title vectors ready" line.
+	warm := func() string {
+		t.Helper()
+		s, err := serveWith(t, nil, "--db", db, "--embed-cache", "on", "--log-level", "info")
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for code, _ := s.do(t, "GET", "/readyz", ""); code != 200; code, _ = s.do(t, "GET", "/readyz", "") {
+			if time.Now().After(deadline) {
+				t.Fatalf("not ready within a minute:\n%s", s.stderr.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := s.m.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(s.stderr.String(), "\n") {
+			if strings.Contains(line, "title vectors ready") {
+				return line
+			}
+		}
+		t.Fatalf("no \"title vectors ready\" in the log:\n%s", s.stderr.String())
+		return ""
+	}
+	if rep := importJSON(file("first.jsonl", heat, alien)); rep.VectorsPruned != 0 {
+		t.Errorf("first import pruned %d vectors, want 0", rep.VectorsPruned)
+	}
+	if line := warm(); !strings.HasSuffix(line, "embedded=2") {
+		t.Errorf("first start: %s; want both titles embedded", line)
+	}
+	if rep := importJSON(file("second.jsonl", heat, up)); rep.VectorsPruned != 1 {
+		t.Errorf("the import that drops Alien pruned %d vectors, want 1", rep.VectorsPruned)
+	}
+	if line := warm(); !strings.HasSuffix(line, "embedded=1") {
+		t.Errorf("start after the second import: %s; want Up embedded alone", line)
 	}
 }
