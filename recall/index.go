@@ -478,19 +478,43 @@ func (d *doc) vector() []float32 {
 	return v
 }
 
+// vectors gives each candidate the vector of the document in its slot,
+// decoded into one allocation for them all (the candidates of a query
+// live as long as the query).
+func (ds *docSet) vectors(cands []memento.RecallCandidate, slots []int32) {
+	n := 0
+	for _, slot := range slots {
+		n += len(ds.docs[slot].vec)
+	}
+	block := make([]float32, n)
+	for i, slot := range slots {
+		d := &ds.docs[slot]
+		if d.vec == nil {
+			continue
+		}
+		v := block[:len(d.vec):len(d.vec)]
+		block = block[len(d.vec):]
+		for j, x := range d.vec {
+			v[j] = float32(x) * d.scale
+		}
+		cands[i].Vector = v
+	}
+}
+
 // candidates answers q over the set, leaving out the thread exclude.
 func (ds *docSet) candidates(q memento.CandidateQuery, exclude string) []memento.RecallCandidate {
-	out := []memento.RecallCandidate{}
+	out := make([]memento.RecallCandidate, 0, max(q.Keyword, 0)+max(q.Recent, 0))
+	var slots []int32 // each candidate's, for its vector
 	seen := map[int32]bool{}
 	take := func(slot int32, bm25 float64, neighbor bool) {
 		if seen[slot] {
 			return
 		}
 		seen[slot] = true
-		d := &ds.docs[slot]
-		c := d.c
-		c.BM25, c.Neighbor, c.Vector = bm25, neighbor, d.vector()
+		c := ds.docs[slot].c
+		c.BM25, c.Neighbor = bm25, neighbor
 		out = append(out, c)
+		slots = append(slots, slot)
 	}
 	keep := func(d *doc) bool { return exclude == "" || d.c.Thread != exclude }
 	var hits []scoredSlot
@@ -532,6 +556,7 @@ func (ds *docSet) candidates(q memento.CandidateQuery, exclude string) []memento
 			take(slot, 0, false)
 		}
 	}
+	ds.vectors(out, slots)
 	return out
 }
 
