@@ -50,3 +50,40 @@ func CheckCacheVectors(embedder string, keys []TextKey, vectors [][]float32) err
 	}
 	return nil
 }
+
+// CachedAnswer gathers a store's answer to VectorCache.CachedVectors: the
+// vector of each key asked for, in the order asked (a key asked twice
+// gets its vector twice), from stored rows in any order.
+type CachedAnswer struct {
+	at      map[TextKey][]int
+	vectors [][]float32
+}
+
+// NewCachedAnswer returns the answer to keys before any row is placed:
+// nil for each. Errors: EINVALID for an empty embedder.
+func NewCachedAnswer(embedder string, keys []TextKey) (*CachedAnswer, error) {
+	if embedder == "" {
+		return nil, Errorf(EINVALID, "the embedder's id is required")
+	}
+	a := &CachedAnswer{at: make(map[TextKey][]int, len(keys)), vectors: make([][]float32, len(keys))}
+	for i, k := range keys {
+		a.at[k] = append(a.at[k], i)
+	}
+	return a, nil
+}
+
+// Place gives v to every place key (a stored key's bytes) was asked for;
+// bytes of another length are no key.
+func (a *CachedAnswer) Place(key []byte, v []float32) {
+	var k TextKey
+	if len(key) != len(k) {
+		return
+	}
+	copy(k[:], key)
+	for _, i := range a.at[k] {
+		a.vectors[i] = v
+	}
+}
+
+// Vectors returns the answer.
+func (a *CachedAnswer) Vectors() [][]float32 { return a.vectors }

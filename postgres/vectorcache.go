@@ -10,16 +10,12 @@ import (
 // CachedVectors returns the vector stored for each key under embedder, nil
 // where none is (memento.VectorCache). Errors: EINVALID.
 func (db *DB) CachedVectors(ctx context.Context, embedder string, keys []memento.TextKey) ([][]float32, error) {
-	if embedder == "" {
-		return nil, memento.Errorf(memento.EINVALID, "the embedder's id is required")
+	answer, err := memento.NewCachedAnswer(embedder, keys)
+	if err != nil {
+		return nil, err
 	}
-	out := make([][]float32, len(keys))
 	if len(keys) == 0 {
-		return out, nil
-	}
-	at := make(map[memento.TextKey][]int, len(keys))
-	for i, k := range keys {
-		at[k] = append(at[k], i)
+		return answer.Vectors(), nil
 	}
 	rows, err := db.pool.Query(ctx, `SELECT text_key, vector FROM vector_cache
 		WHERE embedder = $1 AND text_key = ANY($2)`, embedder, keyBytes(keys))
@@ -32,20 +28,12 @@ func (db *DB) CachedVectors(ctx context.Context, embedder string, keys []memento
 		if err := rows.Scan(&key, &vec); err != nil {
 			return nil, fmt.Errorf("read cached vectors: %w", err)
 		}
-		var k memento.TextKey
-		if len(key) != len(k) {
-			continue
-		}
-		copy(k[:], key)
-		v := vectorFrom(vec)
-		for _, i := range at[k] {
-			out[i] = v
-		}
+		answer.Place(key, vectorFrom(vec))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read cached vectors: %w", err)
 	}
-	return out, nil
+	return answer.Vectors(), nil
 }
 
 // CacheVectors stores one vector per key under embedder, replacing a

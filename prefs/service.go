@@ -359,14 +359,8 @@ func (sv *Service) liveAt(ctx context.Context, s memento.Scope, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	return sv.liveOf(all, all[:0], now), nil
-}
-
-// liveOf appends to live the preferences of all that are of the service's
-// embedder and have not faded at now, with their effective weights. live
-// may be all[:0], which all's own are then written over.
-func (sv *Service) liveOf(all, live []memento.Preference, now time.Time) []memento.Preference {
 	id := sv.Embedder.ID()
+	live := all[:0]
 	for _, p := range all {
 		w, ok := sv.effective(&p, id, now)
 		if !ok {
@@ -375,7 +369,7 @@ func (sv *Service) liveOf(all, live []memento.Preference, now time.Time) []memen
 		p.EffectiveWeight = w
 		live = append(live, p)
 	}
-	return live
+	return live, nil
 }
 
 // effective returns p's effective weight at now, and whether p is live

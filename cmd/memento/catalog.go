@@ -254,10 +254,11 @@ func (m *Main) catalogBuildCommand() *cobra.Command {
 }
 
 // pruneTitleVectors drops the cached title vectors (--embed-cache) of
-// texts that no title of the stored catalog has now, as the servers that
-// load the stored catalog embed it, and returns how many went. A server
-// started with --catalog on the same store embeds the titles of its own
-// file that are not in the stored catalog again.
+// texts that no title of the stored catalog has now, and returns how many
+// went. The servers that load the stored catalog embed exactly these
+// texts (catalog.New changes no field TitleText reads). A server started
+// with --catalog on the same store embeds the titles of its own file that
+// are not in the stored catalog again.
 func pruneTitleVectors(ctx context.Context, st engine.Store) (int64, error) {
 	vc, ok := st.(memento.VectorCache)
 	if !ok {
@@ -267,9 +268,8 @@ func pruneTitleVectors(ctx context.Context, st engine.Store) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	all := catalog.New(titles).All()
-	keep := make([]memento.TextKey, len(all))
-	for i, t := range all {
+	keep := make([]memento.TextKey, len(titles))
+	for i, t := range titles {
 		keep[i] = memento.KeyOf(prefs.TitleText(t))
 	}
 	return vc.PruneVectors(ctx, keep)
