@@ -267,7 +267,13 @@ func TestCheckpointerCopiesPastTheBound(t *testing.T) {
 	if db.ckpt.bounds.Load() == 0 {
 		t.Error("the log never restarted: the writer never checkpointed")
 	}
-	if limit := uint32(2*checkpointBound*pages + 50); most > limit {
+	// The writer checkpoints by twice the bound at the latest, but a
+	// PASSIVE checkpoint that finds the checkpointer in the way leaves the
+	// log to the next write, and an append adds 15-35 frames: 334-355 on
+	// an idle machine, 391 once with the package's tests run three at a
+	// time. Without the writer's checkpoints the 400 appends leave
+	// thousands.
+	if limit := uint32(3 * checkpointBound * pages); most > limit {
 		t.Errorf("the log grew to %d frames; want at most %d", most, limit)
 	}
 }
