@@ -412,6 +412,11 @@ type RecallCandidate struct {
 	Neighbor bool
 	Vector   []float32
 	Embedder string
+	// Cosine is the cosine similarity of the stored embedding to the
+	// query's (CandidateQuery.Vector), when HasCosine: a store that holds
+	// the embeddings in another form answers it rather than the Vector.
+	Cosine    float64
+	HasCosine bool
 	// Periods are the times the text tells of ("yesterday", "last week",
 	// "in May", "two years ago"), resolved against At, the time it was
 	// said, and TellsTime reports whether it says when something happened
@@ -488,6 +493,13 @@ type CandidateQuery struct {
 	// items of that period (a message's time, a memory's validFrom), for
 	// a query that names a date.
 	From, To time.Time
+	// Vector, when set, is the query's embedding by the embedder named
+	// Embedder: a store may then answer, for each candidate of that
+	// embedder, its Cosine to it and leave out the candidates' Vectors
+	// (the warm recall index does, and so decodes no embedding). Stores
+	// that ignore it answer the Vectors as before.
+	Vector   []float32
+	Embedder string
 }
 
 // Bounds of a candidate query, so the read path never scans without limit.
@@ -517,6 +529,8 @@ func (q CandidateQuery) Check() error {
 		return Errorf(EINVALID, "neighbors must be 0 to %d, got %d", MaxCandidateNeighbors, q.Neighbors)
 	case q.NeighborHits < 0:
 		return Errorf(EINVALID, "neighbor hits must not be negative, got %d", q.NeighborHits)
+	case len(q.Vector) > 0 && q.Embedder == "":
+		return Errorf(EINVALID, "a query vector needs the id of the embedder that made it")
 	}
 	if err := CheckTime("from", q.From); err != nil {
 		return err

@@ -313,6 +313,7 @@ type doc struct {
 	length int32 // tokens, with FTS5's one scope token
 	vec    []int8
 	scale  float32
+	sq     int32 // the sum of vec's squares, for cosines
 }
 
 func newDocSet(memory bool) *docSet {
@@ -345,7 +346,7 @@ func (ds *docSet) add(d *memento.RecallDoc) {
 			n++
 		}
 	}
-	ds.docs = append(ds.docs, doc{c: c, key: d.Key, alive: true, length: int32(n + 1), vec: vec, scale: scale})
+	ds.docs = append(ds.docs, doc{c: c, key: d.Key, alive: true, length: int32(n + 1), vec: vec, scale: scale, sq: squares(vec)})
 	ds.slots[d.Key] = slot
 	if k := len(ds.order); k > 0 && ds.older(slot, ds.order[k-1]) {
 		ds.sorted = false
@@ -478,6 +479,31 @@ func (d *doc) vector() []float32 {
 	return v
 }
 
+// squares is the sum of v's squares (at most 127² a dimension).
+func squares(v []int8) int32 {
+	var n int32
+	for _, x := range v {
+		n += int32(x) * int32(x)
+	}
+	return n
+}
+
+// cosine is the cosine similarity of the query's embedding q (qq the sum
+// of its squares) to the document's. The scale cancels out, so it is
+// computed on the stored integers: the same figure, to float64's
+// rounding, as the cosine of q to the decoded vector. 0 when the lengths
+// differ or either is zero, as recall's own cosine.
+func (d *doc) cosine(q []float32, qq float64) float64 {
+	if len(q) != len(d.vec) || len(q) == 0 || qq == 0 || d.sq == 0 {
+		return 0
+	}
+	var dot float64
+	for i, x := range d.vec {
+		dot += float64(q[i]) * float64(x)
+	}
+	return dot / math.Sqrt(qq*float64(d.sq))
+}
+
 // vectors gives each candidate the vector of the document in its slot,
 // decoded into one allocation for them all (the candidates of a query
 // live as long as the query).
@@ -556,8 +582,27 @@ func (ds *docSet) candidates(q memento.CandidateQuery, exclude string) []memento
 			take(slot, 0, false)
 		}
 	}
-	ds.vectors(out, slots)
+	if q.Vector != nil {
+		ds.cosines(out, slots, q.Vector, q.Embedder)
+	} else {
+		ds.vectors(out, slots)
+	}
 	return out
+}
+
+// cosines gives each candidate of the query's embedder its cosine to the
+// query's embedding q, and no candidate a vector.
+func (ds *docSet) cosines(cands []memento.RecallCandidate, slots []int32, q []float32, embedder string) {
+	var qq float64
+	for _, x := range q {
+		qq += float64(x) * float64(x)
+	}
+	for i, slot := range slots {
+		d := &ds.docs[slot]
+		if d.vec != nil && d.c.Embedder == embedder {
+			cands[i].Cosine, cands[i].HasCosine = d.cosine(q, qq), true
+		}
+	}
 }
 
 type scoredSlot struct {

@@ -431,3 +431,145 @@ func TestAssembleReadsChangesOnce(t *testing.T) {
 		t.Errorf("a message committed before the request is not recalled: %+v", c.Items)
 	}
 }
+
+// TestIndexAnswersCosines checks that, given the query's embedding, the
+// index answers each candidate's cosine to it (computed on the stored
+// integers) instead of decoding the candidate's embedding: the cosine of
+// the vector it would have decoded, within the quantization of the
+// store's, and none for another embedder's query. A recall over the index
+// then scores as one over the decoded vectors.
+func TestIndexAnswersCosines(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	emb := offline.NewEmbedder(64)
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	words := seedUser(t, db, s, 300, 200, 20, emb)
+	// One memory embedded by another embedder: it has no cosine to the
+	// query's.
+	other, err := emb.Embed(ctx, []string{"a vector from elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutVectors(ctx, s, "elsewhere", map[string][]float32{"e3": other[0]}, nil); err != nil {
+		t.Fatal(err)
+	}
+	x := recall.NewIndex(db, 0)
+	qs := indexQueries(words, rand.New(rand.NewPCG(3, 4)))
+	cosines := 0
+	for i, q := range qs {
+		vs, err := emb.Embed(ctx, []string{q.Query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qv := vs[0]
+		for _, kind := range []struct {
+			name  string
+			index func(context.Context, memento.Scope, memento.CandidateQuery) ([]memento.RecallCandidate, error)
+			store func(context.Context, memento.Scope, memento.CandidateQuery) ([]memento.RecallCandidate, error)
+		}{{"memories", x.MemoryCandidates, db.MemoryCandidates}, {"messages", x.MessageCandidates, db.MessageCandidates}} {
+			label := fmt.Sprintf("%s, query %d %q", kind.name, i, q.Query)
+			plain, err := kind.index(ctx, s, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := kind.store(ctx, s, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wq := q
+			wq.Vector, wq.Embedder = qv, emb.ID()
+			got, err := kind.index(ctx, s, wq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(plain) || len(got) != len(stored) {
+				t.Fatalf("%s: %d candidates with the query's vector, %d without, %d from the store", label, len(got), len(plain), len(stored))
+			}
+			for j, g := range got {
+				p, w := plain[j], stored[j]
+				if g.ID != p.ID || g.ID != w.ID || g.BM25 != p.BM25 {
+					t.Fatalf("%s: candidate %d is %s (bm25 %v), without the vector %s (bm25 %v)", label, j, g.ID, g.BM25, p.ID, p.BM25)
+				}
+				if g.Vector != nil {
+					t.Fatalf("%s: candidate %s was decoded although the index answers its cosine", label, g.ID)
+				}
+				mine := w.Vector != nil && w.Embedder == emb.ID()
+				if g.HasCosine != mine {
+					t.Fatalf("%s: candidate %s (embedder %q, %d dimensions): has a cosine %v, want %v", label, g.ID, w.Embedder, len(w.Vector), g.HasCosine, mine)
+				}
+				if !mine {
+					continue
+				}
+				cosines++
+				if d := math.Abs(g.Cosine - cosine32(qv, p.Vector)); d > 1e-6 {
+					t.Fatalf("%s: candidate %s: cosine %v, %v to the decoded vector", label, g.ID, g.Cosine, cosine32(qv, p.Vector))
+				}
+				if d := math.Abs(g.Cosine - cosine32(qv, w.Vector)); d > 0.01 {
+					t.Fatalf("%s: candidate %s: cosine %v, %v to the stored vector", label, g.ID, g.Cosine, cosine32(qv, w.Vector))
+				}
+			}
+			wq.Embedder = "another"
+			got, err = kind.index(ctx, s, wq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range got {
+				if g.HasCosine || g.Vector != nil {
+					t.Fatalf("%s: another embedder's query: candidate %s has a cosine %v, a vector of %d", label, g.ID, g.HasCosine, len(g.Vector))
+				}
+			}
+		}
+	}
+	if cosines < 100 {
+		t.Fatalf("only %d cosines checked", cosines)
+	}
+	if _, err := x.MemoryCandidates(ctx, s, memento.CandidateQuery{Query: "x", Keyword: 1, Vector: []float32{1}}); memento.ErrorCode(err) != memento.EINVALID {
+		t.Errorf("a vector without its embedder: err = %v, want EINVALID", err)
+	}
+
+	// Recalls over the index, which answers cosines, and over a store that
+	// hands out decoded vectors only, score alike.
+	decoded := vectorsOnly{x}
+	for i, q := range qs {
+		rq := memento.RecallQuery{Scope: s, Thread: "t1", Query: q.Query, K: 20, Now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+		for _, r := range []struct {
+			name      string
+			got, want memento.Recaller
+		}{
+			{"memories", &recall.Memories{Store: x, Embedder: emb}, &recall.Memories{Store: decoded, Embedder: emb}},
+			{"messages", &recall.Messages{Store: x, Embedder: emb}, &recall.Messages{Store: decoded, Embedder: emb}},
+		} {
+			got, err := r.got.Recall(ctx, rq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := r.want.Recall(ctx, rq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s, query %d: %d items, %d over decoded vectors", r.name, i, len(got), len(want))
+			}
+			for j := range got {
+				g, w := got[j], want[j]
+				if g.ID != w.ID || math.Abs(g.Score-w.Score) > 2e-4 || math.Abs(g.Scores["vector"]-w.Scores["vector"]) > 2e-4 {
+					t.Fatalf("%s, query %d, item %d: %s score %v %v, over decoded vectors %s %v %v", r.name, i, j, g.ID, g.Score, g.Scores, w.ID, w.Score, w.Scores)
+				}
+			}
+		}
+	}
+}
+
+// vectorsOnly is a recall store that never gets the query's vector, so
+// its candidates carry their embeddings.
+type vectorsOnly struct{ memento.RecallStore }
+
+func (v vectorsOnly) MemoryCandidates(ctx context.Context, s memento.Scope, q memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+	q.Vector, q.Embedder = nil, ""
+	return v.RecallStore.MemoryCandidates(ctx, s, q)
+}
+
+func (v vectorsOnly) MessageCandidates(ctx context.Context, s memento.Scope, q memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+	q.Vector, q.Embedder = nil, ""
+	return v.RecallStore.MessageCandidates(ctx, s, q)
+}

@@ -136,8 +136,13 @@ func score(cands []memento.RecallCandidate, qv []float32, embedder string, now t
 		if best > 0 && c.BM25 > 0 {
 			s.bm25 = c.BM25 / best * (1 - w.Coverage + w.Coverage*tq.coverage(c))
 		}
-		if qv != nil && c.Vector != nil && c.Embedder == embedder {
-			s.vector = math.Max(0, cosine(qv, c.Vector))
+		if qv != nil && c.Embedder == embedder {
+			switch {
+			case c.HasCosine:
+				s.vector = math.Max(0, c.Cosine)
+			case c.Vector != nil:
+				s.vector = math.Max(0, cosine(qv, c.Vector))
+			}
 		}
 		if w.HalfLife > 0 && !c.At.IsZero() {
 			age := now.Sub(c.At)
@@ -281,28 +286,27 @@ func (r *Memories) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 		return nil, err
 	}
 	tq := newTimeQuery(q.Query, q.Now)
+	qv, eid := queryVector(ctx, r.Embedder, q), embedderID(r.Embedder)
+	fetch := func(cq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+		return r.Store.MemoryCandidates(ctx, q.Scope, withVector(cq, qv, eid))
+	}
 	cq := memento.CandidateQuery{Query: q.Query, Keyword: orDefault(r.Keyword, DefaultKeyword), Recent: orDefault(r.Recent, DefaultRecent)}
 	cq.From, cq.To = tq.period()
-	cands, err := r.Store.MemoryCandidates(ctx, q.Scope, cq)
+	cands, err := fetch(cq)
 	if err != nil {
 		return nil, fmt.Errorf("recall memories: %w", err)
 	}
 	w := weights(r.Weights)
-	qv, eid := queryVector(ctx, r.Embedder, q), embedderID(r.Embedder)
 	items := score(cands, qv, eid, q.Now, w, q.Query != "", tq)
 	if q.Query != "" && w.Expand > 0 {
-		items, err = secondHop(ctx, items, cands, q, w, tq, qv, eid, func(hq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
-			return r.Store.MemoryCandidates(ctx, q.Scope, hq)
-		})
+		items, err = secondHop(ctx, items, cands, q, w, tq, qv, eid, fetch)
 		if err != nil {
 			return nil, fmt.Errorf("recall memories: %w", err)
 		}
 	}
 	if q.Query != "" && w.Recollect > 0 {
 		words := recollection(cands, q.Query, tq, DefaultRecollectTerms)
-		items, err = recollect(items, cands, words, q, w, tq, qv, eid, func(hq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
-			return r.Store.MemoryCandidates(ctx, q.Scope, hq)
-		})
+		items, err = recollect(items, cands, words, q, w, tq, qv, eid, fetch)
 		if err != nil {
 			return nil, fmt.Errorf("recall memories: %w", err)
 		}
@@ -340,32 +344,33 @@ func (r *Messages) Recall(ctx context.Context, q memento.RecallQuery) ([]memento
 	}
 	tq := newTimeQuery(q.Query, q.Now)
 	cq.From, cq.To = tq.period()
-	cands, err := r.Store.MessageCandidates(ctx, q.Scope, cq)
+	qv, eid := queryVector(ctx, r.Embedder, q), embedderID(r.Embedder)
+	cands, err := r.Store.MessageCandidates(ctx, q.Scope, withVector(cq, qv, eid))
 	if err != nil {
 		return nil, fmt.Errorf("recall messages: %w", err)
 	}
+	// Further queries of the messages leave out the thread the first did.
+	fetch := func(hq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
+		hq.ExcludeThread = cq.ExcludeThread
+		return r.Store.MessageCandidates(ctx, q.Scope, withVector(hq, qv, eid))
+	}
 	w := weights(r.Weights)
-	qv, eid := queryVector(ctx, r.Embedder, q), embedderID(r.Embedder)
 	items := score(cands, qv, eid, q.Now, w, q.Query != "", tq)
 	if q.Query != "" && w.Expand > 0 {
-		items, err = secondHop(ctx, items, cands, q, w, tq, qv, eid, func(hq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
-			hq.ExcludeThread = cq.ExcludeThread
-			return r.Store.MessageCandidates(ctx, q.Scope, hq)
-		})
+		items, err = secondHop(ctx, items, cands, q, w, tq, qv, eid, fetch)
 		if err != nil {
 			return nil, fmt.Errorf("recall messages: %w", err)
 		}
 	}
 	if q.Query != "" && w.Recollect > 0 {
-		mems, err := r.Store.MemoryCandidates(ctx, q.Scope, memento.CandidateQuery{Query: q.Query, Keyword: DefaultRecollectMemories})
+		// Only these memories' words are read; with the query's vector a
+		// store need not decode their embeddings.
+		mems, err := r.Store.MemoryCandidates(ctx, q.Scope, withVector(memento.CandidateQuery{Query: q.Query, Keyword: DefaultRecollectMemories}, qv, eid))
 		if err != nil {
 			return nil, fmt.Errorf("recall messages: %w", err)
 		}
 		words := recollection(mems, q.Query, tq, DefaultRecollectTerms)
-		items, err = recollect(items, cands, words, q, w, tq, qv, eid, func(hq memento.CandidateQuery) ([]memento.RecallCandidate, error) {
-			hq.ExcludeThread = cq.ExcludeThread
-			return r.Store.MessageCandidates(ctx, q.Scope, hq)
-		})
+		items, err = recollect(items, cands, words, q, w, tq, qv, eid, fetch)
 		if err != nil {
 			return nil, fmt.Errorf("recall messages: %w", err)
 		}
@@ -407,6 +412,16 @@ func addNeighbors(items []scored, n int, w Weights) {
 			s.relevant = true
 		}
 	}
+}
+
+// withVector gives a candidate query the query's embedding qv by the
+// embedder eid, so that a store that can answers each candidate's cosine
+// to it rather than the candidate's embedding.
+func withVector(cq memento.CandidateQuery, qv []float32, eid string) memento.CandidateQuery {
+	if qv != nil && eid != "" {
+		cq.Vector, cq.Embedder = qv, eid
+	}
+	return cq
 }
 
 func weights(w Weights) Weights {
