@@ -368,7 +368,7 @@ func (a *Agent) turn(ctx context.Context, s memento.Scope, req Request) (*Respon
 		}
 		lastShown = make([]string, 0, len(found.shown))
 		for _, r := range found.shown {
-			resp.Titles = append(resp.Titles, result(r.Ranked))
+			resp.Titles = append(resp.Titles, result(r.ranked()))
 			lastShown = append(lastShown, r.Title.ID)
 		}
 	}

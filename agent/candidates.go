@@ -232,7 +232,10 @@ const maxAnchorText = 250
 
 // scored is a candidate during ranking.
 type scored struct {
-	Ranked
+	// Title is the pool's: a candidate is ranked without a copy of it.
+	Title *memento.Title
+	Score float64
+	Why   []string
 	// base is the score without what long-term memory says (notability,
 	// likeness, mood): the order of a user the agent knows nothing of.
 	base float64
@@ -244,6 +247,9 @@ type scored struct {
 	dropped string
 	drop    bool
 }
+
+// ranked is the candidate as the agent answers it.
+func (c *scored) ranked() Ranked { return Ranked{Title: *c.Title, Score: c.Score, Why: c.Why} }
 
 // ranking is the outcome of ranking a pool.
 type ranking struct {
@@ -262,8 +268,9 @@ type ranking struct {
 func (a *Agent) rank(ctx context.Context, s memento.Scope, ac memento.ActiveContext, pool []memento.Title, taste *Taste, anchors []memento.Title, shown []string) (*ranking, error) {
 	out := &ranking{}
 	cands := make([]scored, len(pool))
-	for i, t := range pool {
-		cands[i] = scored{Ranked: Ranked{Title: t, Score: notabilityWeight * t.Notability, Why: Matches(ac, t)}}
+	for i := range pool {
+		t := &pool[i]
+		cands[i] = scored{Title: t, Score: notabilityWeight * t.Notability, Why: Matches(ac, *t)}
 		if n := len(ac.Genres); n > 1 {
 			have := 0
 			for _, g := range ac.Genres {
@@ -385,10 +392,10 @@ func applyTaste(ac memento.ActiveContext, taste *Taste, cands []scored) (contrad
 		c := &cands[i]
 		var words map[string]bool
 		if hasWords {
-			words = plotWords(c.Title)
+			words = plotWords(*c.Title)
 		}
 		for _, it := range dislikes {
-			if it.matches(c.Title, words) {
+			if it.matches(*c.Title, words) {
 				c.Score += tasteDislike
 				d := it
 				c.dislike = &d
@@ -396,7 +403,7 @@ func applyTaste(ac memento.ActiveContext, taste *Taste, cands []scored) (contrad
 			}
 		}
 		for _, it := range taste.Likes {
-			if it.matches(c.Title, words) {
+			if it.matches(*c.Title, words) {
 				c.Score += tasteLikeWeight
 				why := "you like " + it.label()
 				c.Why = append(c.Why, why)
@@ -466,7 +473,7 @@ func (a *Agent) soft(ctx context.Context, ac memento.ActiveContext, cands []scor
 			}
 			titles := make([]memento.Title, len(cands))
 			for i := range cands {
-				titles[i] = cands[i].Title
+				titles[i] = *cands[i].Title
 			}
 			// "not sad": steer away from the mood, naming nothing.
 			mood, away := strings.CutPrefix(sc.Value, "not ")

@@ -30,7 +30,7 @@ func TestSeriesKey(t *testing.T) {
 func TestDiversifyPassesOverSequels(t *testing.T) {
 	var ranked []scored
 	for _, name := range []string{"Saw", "Saw II", "Saw III", "Heat", "Ronin", "Saw IV"} {
-		ranked = append(ranked, scored{Ranked: Ranked{Title: memento.Title{ID: name, Title: name}}})
+		ranked = append(ranked, scored{Title: &memento.Title{ID: name, Title: name}})
 	}
 	order := make([]int, len(ranked))
 	for i := range order {
@@ -117,9 +117,9 @@ func TestApplyTasteHonoursARequestAgainstADislike(t *testing.T) {
 		Likes:    []TasteItem{{Word: "heist", Memory: "m3", Said: "loves heist movies"}},
 	}
 	cands := []scored{
-		{Ranked: Ranked{Title: memento.Title{ID: "1", Title: "Grease", Genres: []string{"Musical"}}}},
-		{Ranked: Ranked{Title: memento.Title{ID: "2", Title: "Halloween", Genres: []string{"Horror"}}}},
-		{Ranked: Ranked{Title: memento.Title{ID: "3", Title: "Heat", Genres: []string{"Crime"}, Overview: "A heist goes wrong."}}},
+		{Title: &memento.Title{ID: "1", Title: "Grease", Genres: []string{"Musical"}}},
+		{Title: &memento.Title{ID: "2", Title: "Halloween", Genres: []string{"Horror"}}},
+		{Title: &memento.Title{ID: "3", Title: "Heat", Genres: []string{"Crime"}, Overview: "A heist goes wrong."}},
 	}
 	ac := memento.NewActiveContext()
 	ac.Genres = []string{"Musical"}
