@@ -331,8 +331,8 @@ func (a *Agent) rank(ctx context.Context, s memento.Scope, ac memento.ActiveCont
 		before[id] = true
 	}
 	stale := func(c scored) bool { return before[c.Title.ID] }
-	// Sorting positions, not the candidates themselves: a candidate is a
-	// few hundred bytes, and a stable sort moves each many times.
+	// Sorting positions, not the candidates themselves: a candidate is
+	// about a hundred bytes, and a stable sort moves each many times.
 	isStale := make([]bool, len(cands))
 	for i := range cands {
 		isStale[i] = stale(cands[i])
@@ -535,8 +535,7 @@ func runtimeBounds(v string) (lo, hi int, ok bool) {
 }
 
 // diversify keeps n of cands in the order of ranked (indexes into cands:
-// the ranking sorts positions and copies only what it keeps, since a
-// candidate is a few hundred bytes), passing over a title of a series
+// the ranking sorts positions and copies only what it keeps), passing over a title of a series
 // already kept (the same name before a number or a colon: "Saw II" after
 // "Saw") while others are left; passed-over titles fill what is left.
 // Titles held back (a remembered dislike, when held is set) never jump
