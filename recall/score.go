@@ -90,7 +90,7 @@ const (
 
 // scored is a candidate with its score parts.
 type scored struct {
-	c        memento.RecallCandidate
+	c        *memento.RecallCandidate // the store's answer, not copied
 	bm25     float64
 	vector   float64
 	recency  float64
@@ -131,10 +131,11 @@ func score(cands []memento.RecallCandidate, qv []float32, embedder string, now t
 		best = math.Max(best, c.BM25)
 	}
 	out := make([]scored, len(cands))
-	for i, c := range cands {
+	for i := range cands {
+		c := &cands[i]
 		s := scored{c: c}
 		if best > 0 && c.BM25 > 0 {
-			s.bm25 = c.BM25 / best * (1 - w.Coverage + w.Coverage*tq.coverage(c))
+			s.bm25 = c.BM25 / best * (1 - w.Coverage + w.Coverage*tq.coverage(*c))
 		}
 		if qv != nil && c.Embedder == embedder {
 			switch {

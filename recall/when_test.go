@@ -35,7 +35,8 @@ func TestTimeScore(t *testing.T) {
 	now := time.Date(2023, 10, 1, 0, 0, 0, 0, time.UTC)
 	w := DefaultWeights
 	part := func(query, text string) (date, when float64) {
-		s := scored{c: told(memento.RecallCandidate{Text: text, At: said})}
+		c := told(memento.RecallCandidate{Text: text, At: said})
+		s := scored{c: &c}
 		newTimeQuery(query, now).score(&s, w)
 		return s.date, s.when
 	}
