@@ -31,7 +31,9 @@ import (
 // Embeddings are held as int8 with a scale per vector (a quarter of the
 // memory of float32): each stays within a cosine of 0.999 of the stored
 // vector, so a similarity moves by about a thousandth; keyword scores are
-// exact.
+// exact. A query that carries its embedding (CandidateQuery.Vector) gets
+// each candidate's cosine to it, taken on the integers, and no vector is
+// decoded.
 type Index struct {
 	corpus memento.RecallCorpus
 	budget int64
