@@ -17,18 +17,29 @@ type AttributeMemories interface {
 	Memories(ctx context.Context, s memento.Scope, f memento.MemoryFilter) ([]memento.Memory, error)
 }
 
+// CurrentMemories is what an AttributeMemories may also do: hand over the
+// user's current memories of the given attributes, newest first (ties as
+// a store lists them), at most limit, with their ID, Attribute, Value and
+// ValidFrom at least, without reading the others. recall.Index does so
+// from memory; the engine's agent reads its user's taste that way.
+type CurrentMemories interface {
+	CurrentMemories(ctx context.Context, s memento.Scope, attributes []string, limit int) ([]memento.Memory, error)
+}
+
 // The attributes whose values say what a user likes or cannot stand, and
 // so move the ranking. Values of other attributes (where they live, how
 // often they watch) are context for the reply, not for the ranking.
 var (
 	likeAttributes    = []string{"LIKES", "FAVORITE", "GENRE", "CHARACTER_PREFERENCES"}
 	dislikeAttributes = []string{"DISLIKES", "AVOID"}
+	tasteAttributes   = slices.Concat(likeAttributes, dislikeAttributes)
 )
 
-// maxTasteMemories bounds the memories one turn reads for the ranking
-// (semantic values first, then episodes, as the store lists them; an
-// episodic user with more than this many memories has the newest of them
-// left out).
+// maxTasteMemories bounds the memories one turn reads for the ranking.
+// From CurrentMemories they are the newest of the attributes that rank;
+// from a listing, the first in the store's order (semantic values, then
+// episodes, by attribute, oldest first), so that a user with more than
+// this many memories has the newest episodes left out.
 const maxTasteMemories = 1000
 
 // Taste is what a user's attribute memories say about titles, read in code
@@ -103,12 +114,20 @@ func (a *Agent) taste(ctx context.Context, s memento.Scope) (*Taste, error) {
 	// as episodes, and they rank as a semantic user's values do. Newest
 	// first, so that a later statement about a genre, person or topic
 	// ("actually I do like horror now") decides over an earlier one.
-	mems, err := a.Attributes.Memories(ctx, s, memento.MemoryFilter{Limit: maxTasteMemories})
-	if err != nil {
-		return nil, fmt.Errorf("read attribute memories: %w", err)
+	var mems []memento.Memory
+	if cm, ok := a.Attributes.(CurrentMemories); ok {
+		var err error
+		if mems, err = cm.CurrentMemories(ctx, s, tasteAttributes, maxTasteMemories); err != nil {
+			return nil, fmt.Errorf("read attribute memories: %w", err)
+		}
+	} else {
+		listed, err := a.Attributes.Memories(ctx, s, memento.MemoryFilter{Limit: maxTasteMemories})
+		if err != nil {
+			return nil, fmt.Errorf("read attribute memories: %w", err)
+		}
+		mems = slices.Clone(listed)
+		slices.SortStableFunc(mems, func(x, y memento.Memory) int { return y.ValidFrom.Compare(x.ValidFrom) })
 	}
-	mems = slices.Clone(mems)
-	slices.SortStableFunc(mems, func(x, y memento.Memory) int { return y.ValidFrom.Compare(x.ValidFrom) })
 	t := &Taste{}
 	said := map[string]bool{} // labels a newer memory has spoken of
 	for _, m := range mems {

@@ -157,7 +157,7 @@ func (e *Engine) Agent(ctx context.Context) (*agent.Agent, error) {
 		// Attribute memories are read with the offline rules, whatever
 		// model the agent talks to: the turn's path makes no model call
 		// of its own.
-		Attributes: e.Store,
+		Attributes: e.agentAttributes(ctx),
 		Rules:      offline.New(offline.Options{People: cat, Genres: cat.Genres()}),
 		EventJobs:  profile.EventJobs,
 	}

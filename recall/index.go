@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/memento-ai/memento"
@@ -99,6 +100,60 @@ func (x *Index) MessageCandidates(ctx context.Context, s memento.Scope, q mement
 	}
 	defer u.mu.Unlock()
 	return u.msgs.candidates(q, q.ExcludeThread), nil
+}
+
+// CurrentMemories returns the user's current memories of the given
+// attributes (in any case; all of them when none is given), newest first
+// by ValidFrom, ties as the store lists them (semantic values first, then
+// by attribute and row), at most limit (0: no limit). The index keeps
+// what recall reads of a memory: each holds its ID, Kind, Mode,
+// Attribute, Value and ValidFrom, and nothing else. It reads the store
+// only for the user's changes, where a listing from the store reads every
+// row. Errors: EINVALID.
+func (x *Index) CurrentMemories(ctx context.Context, s memento.Scope, attributes []string, limit int) ([]memento.Memory, error) {
+	if limit < 0 {
+		return nil, memento.Errorf(memento.EINVALID, "limit must not be negative, got %d", limit)
+	}
+	u, err := x.acquire(ctx, s, memento.CandidateQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("current memories: %w", err)
+	}
+	defer u.mu.Unlock()
+	ds := u.mems
+	var slots []int32
+	for i := range ds.docs {
+		d := &ds.docs[i]
+		if d.alive && (len(attributes) == 0 || slices.ContainsFunc(attributes, func(a string) bool { return strings.EqualFold(a, d.c.Attribute) })) {
+			slots = append(slots, int32(i))
+		}
+	}
+	slices.SortFunc(slots, func(a, b int32) int {
+		da, db := &ds.docs[a], &ds.docs[b]
+		if c := db.c.At.Compare(da.c.At); c != 0 {
+			return c
+		}
+		// The store lists semantic values ("attribute") before episodes.
+		if c := cmp.Compare(da.c.Kind, db.c.Kind); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(da.c.Attribute, db.c.Attribute); c != 0 {
+			return c
+		}
+		return cmp.Compare(da.key, db.key)
+	})
+	if limit > 0 && len(slots) > limit {
+		slots = slots[:limit]
+	}
+	out := make([]memento.Memory, len(slots))
+	for i, slot := range slots {
+		c := &ds.docs[slot].c
+		mode := memento.ModeSemantic
+		if c.Kind == memento.MemoryEpisode {
+			mode = memento.ModeEpisodic
+		}
+		out[i] = memento.Memory{ID: c.ID, Kind: c.Kind, Mode: mode, Attribute: c.Attribute, Value: c.Text, ValidFrom: c.At}
+	}
+	return out, nil
 }
 
 // acquire returns the user's index, brought up to date with the store and

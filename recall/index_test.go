@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -351,14 +352,26 @@ func TestIndexConcurrent(t *testing.T) {
 					errs <- err
 					return
 				}
+				if _, err := x.CurrentMemories(ctx, s, []string{"EVENT", "LIKES"}, 50); err != nil {
+					errs <- err
+					return
+				}
 			}
 		}()
 	}
 	for i := range 40 {
 		s := users[i%len(users)]
 		text := fmt.Sprintf("went to the %s again, time %d", words[(i*7)%len(words)], i)
-		if _, err := db.AppendMessages(ctx, s, "live", []memento.Message{{ID: fmt.Sprintf("live%d", i), Role: memento.RoleUser, Text: text, At: time.Now()}}, nil); err != nil {
+		res, err := db.AppendMessages(ctx, s, "live", []memento.Message{{ID: fmt.Sprintf("live%d", i), Role: memento.RoleUser, Text: text, At: time.Now()}}, nil)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if i%4 < 2 { // ten likes for each user
+			m := res.Messages[0]
+			if _, err := db.WriteMemories(ctx, s, memento.MemoryWrite{Message: m, Run: memento.MemoryRun{Message: m.ID, Outcome: memento.RunStored},
+				Insert: []memento.Memory{{ID: fmt.Sprintf("live-like%d", i), Attribute: "LIKES", Mode: memento.ModeEpisodic, Value: text, ValidFrom: m.At, Sources: []string{m.ID}}}}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	close(done)
@@ -379,6 +392,13 @@ func TestIndexConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameCandidates(t, s.User+" after concurrent writes", got, fresh)
+		mems, err := x.CurrentMemories(ctx, s, []string{"likes"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mems) != 10 || mems[0].ID != fmt.Sprintf("live-like%d", 36+slices.Index(users, s)) {
+			t.Errorf("%s's likes after concurrent writes: %+v, want the ten written, newest first", s.User, mems)
+		}
 	}
 }
 
@@ -572,4 +592,114 @@ func (v vectorsOnly) MemoryCandidates(ctx context.Context, s memento.Scope, q me
 func (v vectorsOnly) MessageCandidates(ctx context.Context, s memento.Scope, q memento.CandidateQuery) ([]memento.RecallCandidate, error) {
 	q.Vector, q.Embedder = nil, ""
 	return v.RecallStore.MessageCandidates(ctx, s, q)
+}
+
+// TestIndexCurrentMemories checks the index's listing of a user's current
+// memories of some attributes against the store's own listing, filtered
+// and ordered newest first (ties as the store lists them): semantic and
+// episodic memories of several attributes, many of one time, as they are
+// added, superseded, edited and deleted, with and without a limit.
+func TestIndexCurrentMemories(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	start := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	var msgs []memento.Message
+	for i := range 40 {
+		msgs = append(msgs, memento.Message{ID: fmt.Sprintf("m%d", i), Role: memento.RoleUser, Text: fmt.Sprintf("message %d", i), At: start.Add(time.Duration(i) * time.Minute)})
+	}
+	res, err := db.AppendMessages(ctx, s, "t", msgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	episodic := []string{"LIKES", "DISLIKES", "AVOID", "EVENT", "CHARACTER_PREFERENCES", "likes"}
+	semantic := map[string]memento.MemoryBase{} // attribute -> current value
+	n := 0
+	write := func(w memento.MemoryWrite) {
+		t.Helper()
+		if _, err := db.WriteMemories(ctx, s, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, m := range res.Messages {
+		// Several memories of one message share its time.
+		var ins []memento.Memory
+		w := memento.MemoryWrite{Message: m, Run: memento.MemoryRun{Message: m.ID, Outcome: memento.RunStored}}
+		for range 1 + rng.IntN(4) {
+			n++
+			at := m.At
+			if rng.IntN(3) == 0 {
+				at = start // many memories of one time, across messages
+			}
+			ins = append(ins, memento.Memory{ID: fmt.Sprintf("e%d", n), Attribute: episodic[rng.IntN(len(episodic))], Mode: memento.ModeEpisodic,
+				Value: fmt.Sprintf("statement %d", n), ValidFrom: at, Sources: []string{m.ID}})
+		}
+		attr := []string{"LIKES", "GENRE", "PLATFORM", "FAVORITE"}[i%4]
+		n++
+		cur := memento.MemoryBase{ID: fmt.Sprintf("s%d", n), Value: fmt.Sprintf("value %d", n)}
+		ins = append(ins, memento.Memory{ID: cur.ID, Attribute: attr, Mode: memento.ModeSemantic, Value: cur.Value, ValidFrom: m.At, Sources: []string{m.ID}})
+		if old, ok := semantic[attr]; ok {
+			w.Base = map[string]memento.MemoryBase{attr: old}
+			w.Close = []memento.Supersession{{ID: old.ID, Attribute: attr}}
+		}
+		semantic[attr] = cur
+		w.Insert = ins
+		write(w)
+	}
+	x := recall.NewIndex(db, 0)
+	taste := []string{"likes", "DISLIKES", "AVOID", "GENRE", "FAVORITE", "CHARACTER_PREFERENCES"}
+	compare := func(label string) {
+		t.Helper()
+		all, err := db.Memories(ctx, s, memento.MemoryFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, attrs := range [][]string{taste, nil, {"EVENT"}, {"NOTHING"}} {
+			want := slices.DeleteFunc(slices.Clone(all), func(m memento.Memory) bool {
+				return len(attrs) > 0 && !slices.ContainsFunc(attrs, func(a string) bool { return strings.EqualFold(a, m.Attribute) })
+			})
+			slices.SortStableFunc(want, func(a, b memento.Memory) int { return b.ValidFrom.Compare(a.ValidFrom) })
+			for _, limit := range []int{0, 7} {
+				got, err := x.CurrentMemories(ctx, s, attrs, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := want
+				if limit > 0 && len(w) > limit {
+					w = w[:limit]
+				}
+				if len(got) != len(w) {
+					t.Fatalf("%s, attributes %v, limit %d: %d memories, the store %d", label, attrs, limit, len(got), len(w))
+				}
+				for i := range got {
+					g, m := got[i], w[i]
+					if g.ID != m.ID || g.Kind != m.Kind || g.Mode != m.Mode || g.Attribute != m.Attribute || g.Value != m.Value || !g.ValidFrom.Equal(m.ValidFrom) {
+						t.Fatalf("%s, attributes %v, limit %d, memory %d:\nindex %+v\nstore %+v", label, attrs, limit, i, g, m)
+					}
+				}
+			}
+		}
+	}
+	compare("written")
+	eps, err := db.Memories(ctx, s, memento.MemoryFilter{Kind: memento.MemoryEpisode})
+	if err != nil || len(eps) < 10 {
+		t.Fatalf("episodes: %d, %v", len(eps), err)
+	}
+	if _, err := db.UpdateMemory(ctx, s, eps[3].ID, memento.MemoryUpdate{Value: "an edited statement"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteMemory(ctx, s, eps[5].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteMemory(ctx, s, semantic["GENRE"].ID); err != nil {
+		t.Fatal(err)
+	}
+	compare("edited and deleted")
+	if _, err := x.CurrentMemories(ctx, s, nil, -1); memento.ErrorCode(err) != memento.EINVALID {
+		t.Errorf("a negative limit: err = %v, want EINVALID", err)
+	}
+	if _, err := x.CurrentMemories(ctx, memento.Scope{}, nil, 0); memento.ErrorCode(err) != memento.EINVALID {
+		t.Errorf("no user: err = %v, want EINVALID", err)
+	}
 }
