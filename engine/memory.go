@@ -117,8 +117,9 @@ func (e *Engine) agentMemory(ctx context.Context) agent.MemoryReader {
 
 // attributeMemories lists a user's memories from the store and hands the
 // agent's ranking the current ones of the attributes it ranks by from the
-// warm recall index, which follows the store's changes: a turn at 1.1 M
-// memories spent about 5.7 ms reading up to 1,000 rows for them.
+// warm recall index, which follows the store's changes: reading up to
+// 1,000 rows for them from the store took about 4.5 ms of a turn's 10 at
+// the median, at 1.1 M memories (docs/BENCHMARKS.md).
 type attributeMemories struct {
 	Store
 	index *recall.Index
