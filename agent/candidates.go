@@ -535,9 +535,10 @@ func runtimeBounds(v string) (lo, hi int, ok bool) {
 }
 
 // diversify keeps n of cands in the order of ranked (indexes into cands:
-// the ranking sorts positions and copies only what it keeps), passing over a title of a series
-// already kept (the same name before a number or a colon: "Saw II" after
-// "Saw") while others are left; passed-over titles fill what is left.
+// the ranking sorts positions and copies only what it keeps), passing
+// over a title of a series already kept (the same name before a number or
+// a colon: "Saw II" after "Saw") while others are left; passed-over
+// titles fill what is left.
 // Titles held back (a remembered dislike, when held is set) never jump
 // ahead for variety: they come after every passed-over sequel.
 func diversify(cands []scored, ranked []int, n int, held func(*scored) bool) []scored {

@@ -547,9 +547,10 @@ func squares(v []int8) int32 {
 
 // cosine is the cosine similarity of the query's embedding q (qq the sum
 // of its squares) to the document's. The scale cancels out, so it is
-// computed on the stored integers: the same figure, to float64's
-// rounding, as the cosine of q to the decoded vector. 0 when the lengths
-// differ or either is zero, as recall's own cosine.
+// computed on the stored integers: the cosine of q to the decoded vector
+// but for the rounding of the decoded floats (a millionth at most in the
+// tests). 0 when the lengths differ or either is zero, as recall's own
+// cosine.
 func (d *doc) cosine(q []float32, qq float64) float64 {
 	if len(q) != len(d.vec) || len(q) == 0 || qq == 0 || d.sq == 0 {
 		return 0
