@@ -19,13 +19,14 @@ import (
 // service methods write, so everything reads them back as usual.
 //
 // Rows are buffered per table and written bulkRows at a time with
-// multi-row statements. That matters most for messages and memories:
-// their full-text triggers make SQLite open a statement savepoint per
-// statement, at which FTS5 flushes its pending terms, so one row per
-// statement would write a tiny index segment (and a statement journal)
-// per row. Buffers are written in dependency order (messages, memories,
-// runs, events, preferences) whenever one fills, before any user or
-// thread, and at the end of the call.
+// multi-row statements. That matters most for the full-text indexes:
+// SQLite opens a statement savepoint for each statement that fires a
+// trigger or inserts several rows, at which FTS5 writes the terms it holds
+// as a segment, so one row per statement would write a tiny index segment
+// (and a statement journal) per row. Buffers are written in dependency
+// order (messages, memories, the memories' index entries, runs, events,
+// preferences) whenever one fills, before any user or thread, and at the
+// end of the call.
 type Bulk struct {
 	ctx   context.Context
 	tx    *sql.Tx
@@ -40,6 +41,7 @@ type Bulk struct {
 	bufs              []*rowBuf
 	messages, msgVecs *rowBuf
 	memories, memVecs *rowBuf
+	memIndex          *rowBuf // memories_fts: the current memories (migration 0019)
 	runs, events      *rowBuf
 	prefs             *rowBuf
 }
@@ -50,6 +52,9 @@ type rowBuf struct {
 	insert string // "INSERT INTO t (a, b)"
 	cols   int
 	args   []any
+	// entries marks a full-text index's entries, which Rows does not
+	// count: they index rows counted already.
+	entries bool
 }
 
 func (r *rowBuf) add(args ...any) { r.args = append(r.args, args...) }
@@ -139,6 +144,8 @@ func newBulk(ctx context.Context, tx *sql.Tx, now int64) *Bulk {
 	b.memories = buf("memories", `INSERT INTO memories (pk, tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
 		sources, thread_id, run_id, created_at, updated_at, periods)`, 16)
 	b.memVecs = buf("memory vectors", `INSERT INTO memory_vectors (memory_pk, embedder, embedding)`, 3)
+	b.memIndex = buf("memory index", `INSERT INTO memories_fts (rowid, value, attribute, scope)`, 4)
+	b.memIndex.entries = true
 	b.runs = buf("runs", `INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)`, 7)
 	b.events = buf("events", `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)`, 8)
 	b.prefs = buf("preferences", `INSERT INTO preferences (tenant_id, user_id, id, concept, kind, weight, evidence, sources,
@@ -168,7 +175,11 @@ func (b *Bulk) write(r *rowBuf) error {
 	args := r.args
 	for len(args) > 0 {
 		n := min(len(args)/r.cols, bulkRows)
-		if err := b.run(r.name, multiRow(r.insert, r.cols, n), n, args[:n*r.cols]...); err != nil {
+		rows := n
+		if r.entries {
+			rows = 0
+		}
+		if err := b.run(r.name, multiRow(r.insert, r.cols, n), rows, args[:n*r.cols]...); err != nil {
 			return err
 		}
 		args = args[n*r.cols:]
@@ -274,6 +285,9 @@ func (b *Bulk) Memory(s memento.Scope, m memento.Memory) error {
 		nanos(m.ValidFrom), to, string(src), m.Thread, m.RunID, b.now, b.now, periodsColumn(m.Value, m.ValidFrom))
 	if m.Vector != nil {
 		b.memVecs.add(b.nextMemPK, m.Embedder, memVectorBytes(m.Vector))
+	}
+	if m.ValidTo == nil {
+		b.memIndex.add(b.nextMemPK, m.Value, strings.ToUpper(m.Attribute), scopeColumn(s))
 	}
 	return b.full(b.memories)
 }

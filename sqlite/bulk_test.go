@@ -185,4 +185,9 @@ func TestBulkManyRows(t *testing.T) {
 	if err != nil || len(cands) != 1 || cands[0].ID != "m777" || len(cands[0].Vector) != 2 || cands[0].Vector[0] != 777 {
 		t.Fatalf("candidates for word777 = %+v, err %v", cands, err)
 	}
+	// The memories' index entries are buffered apart from the rows.
+	mcands, err := db.MemoryCandidates(ctx, s, memento.CandidateQuery{Query: "value1001", Keyword: 5})
+	if err != nil || len(mcands) != 1 || mcands[0].ID != "memm1001" {
+		t.Fatalf("memory candidates for value1001 = %+v, err %v", mcands, err)
+	}
 }

@@ -947,7 +947,7 @@ func (db *DB) prepareWrites(ctx context.Context) error {
 // preparedWrites are the statements of AppendMessages, WriteMemories and
 // the users' backlogs.
 var preparedWrites = []string{
-	sqlMessageOfRun, sqlRunCount, sqlCurrentValue, sqlCloseMemory, sqlInsertMemory, sqlInsertMemoryVector,
+	sqlMessageOfRun, sqlRunCount, sqlCurrentValue, sqlCloseMemory, sqlInsertMemory, sqlInsertMemoryVector, sqlIndexMemories,
 	sqlInsertRun, sqlUpsertMessageVector, sqlDeleteCheckpoint,
 	sqlInsertThread, sqlThreadSeq, sqlMessageByID, sqlInsertMessage, sqlUpdateThreadSeq,
 	sqlInsertBacklog, sqlBacklogUser, sqlInsertBacklogUser, sqlBacklogJobWaiting, sqlSetBacklogJob, sqlClaimBacklog, sqlBacklogLeft, sqlGiveUpBacklog,

@@ -288,7 +288,12 @@ func (db *DB) UpdateMemory(ctx context.Context, s memento.Scope, id string, u me
 				WHERE tenant_id = ? AND user_id = ? AND id = ?`, value, nanos(now), nanos(now), periodsColumn(value, now), s.Tenant, s.User, id); err != nil {
 				return fmt.Errorf("update memory: %w", err)
 			}
-			if err := insertMemory(ctx, tx, s, old, now); err != nil {
+			// The closed copy is not current: nothing to index.
+			var ix unindexed
+			if err := insertMemory(ctx, tx, s, old, now, &ix); err != nil {
+				return err
+			}
+			if err := ix.index(ctx, tx); err != nil {
 				return err
 			}
 			m.Value, m.ValidFrom = value, now
@@ -411,10 +416,58 @@ const (
 			sources, thread_id, run_id, created_at, updated_at, periods)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`
 	sqlInsertMemoryVector = `INSERT INTO memory_vectors (memory_pk, embedder, embedding) VALUES (?, ?, ?)`
+	// sqlIndexMemories adds the memories of a JSON array of primary keys
+	// that are current to memories_fts, as the trigger memories_fts_insert
+	// did before migration 0019.
+	sqlIndexMemories = `INSERT INTO memories_fts (rowid, value, attribute, scope)
+		SELECT pk, value, attribute, 'u' || hex(tenant_id || char(31) || user_id) || '0' FROM memories
+		WHERE pk IN (SELECT value FROM json_each(?)) AND valid_to IS NULL`
 )
 
-// insertMemory inserts m for the user, with its embedding if it has one.
-func insertMemory(ctx context.Context, tx execQuerier, s memento.Scope, m memento.Memory, now time.Time) error {
+// Memories in the full-text index.
+//
+// memories_fts indexes the current memories. FTS5 holds the terms of the
+// rows a transaction adds and writes them as a new segment of the index
+// whenever a statement opens a statement savepoint, which SQLite does for
+// every statement that fires a trigger or returns rows. Until migration
+// 0019 a trigger indexed each memory as it was inserted, so a write that
+// inserted ten memories among its other statements (their vectors, the
+// run, the closes) left ten one-row segments, which the writer then wrote
+// and merged (ftsmerge.go). A write now collects the memories it inserts
+// (unindexed) and indexes them with one statement after the rest: one
+// segment a write. Updates and deletes still go through their triggers.
+
+// unindexed are the primary keys of the memories a write inserted and has
+// not added to memories_fts yet.
+type unindexed struct{ pks []int64 }
+
+// add notes an inserted memory.
+func (u *unindexed) add(pk int64) { u.pks = append(u.pks, pk) }
+
+// index adds the noted memories that are still current to memories_fts,
+// with one statement, which a write runs after its other statements. A
+// memory that a later run of the same batch closed is left out: its
+// close's trigger deleted it from the index before it was there, which
+// FTS5 takes as a no-op (the index's row count and averages stay as they
+// were).
+func (u *unindexed) index(ctx context.Context, tx execQuerier) error {
+	if len(u.pks) == 0 {
+		return nil
+	}
+	pks, err := json.Marshal(u.pks)
+	if err != nil {
+		return fmt.Errorf("index memories: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, sqlIndexMemories, string(pks)); err != nil {
+		return fmt.Errorf("index %d memories for search: %w", len(u.pks), err)
+	}
+	u.pks = u.pks[:0]
+	return nil
+}
+
+// insertMemory inserts m for the user, with its embedding if it has one,
+// and notes it in ix: the caller indexes it (ix.index).
+func insertMemory(ctx context.Context, tx execQuerier, s memento.Scope, m memento.Memory, now time.Time, ix *unindexed) error {
 	sources := m.Sources
 	if sources == nil {
 		sources = []string{}
@@ -450,6 +503,9 @@ func insertMemory(ctx context.Context, tx execQuerier, s memento.Scope, m mement
 			pk, m.Embedder, memVectorBytes(m.Vector)); err != nil {
 			return fmt.Errorf("insert vector of memory %s: %w", m.ID, err)
 		}
+	}
+	if m.ValidTo == nil {
+		ix.add(pk)
 	}
 	return nil
 }
@@ -542,13 +598,14 @@ func (db *DB) WriteMemoryBatch(ctx context.Context, s memento.Scope, ws []mement
 	}
 	err = db.groupTx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
 		tx := db.prepared(sqlTx)
+		var ix unindexed
 		for i, w := range ws {
 			var err error
-			if written[i], err = db.writeMemories(ctx, tx, s, w, reports[i]); err != nil {
+			if written[i], err = db.writeMemories(ctx, tx, s, w, reports[i], &ix); err != nil {
 				return fmt.Errorf("message %s: %w", w.Message.ID, err)
 			}
 		}
-		return nil
+		return ix.index(ctx, tx)
 	})
 	if err != nil {
 		if len(ws) == 1 {
@@ -559,8 +616,9 @@ func (db *DB) WriteMemoryBatch(ctx context.Context, s memento.Scope, ws []mement
 	return written, nil
 }
 
-// writeMemories applies w in tx and reports whether it wrote it.
-func (db *DB) writeMemories(ctx context.Context, tx stmtTx, s memento.Scope, w memento.MemoryWrite, report string) (bool, error) {
+// writeMemories applies w in tx and reports whether it wrote it. The
+// memories it inserts wait in ix to be indexed for search.
+func (db *DB) writeMemories(ctx context.Context, tx stmtTx, s memento.Scope, w memento.MemoryWrite, report string, ix *unindexed) (bool, error) {
 	var msgPK int64
 	var thread string
 	var at int64
@@ -604,7 +662,7 @@ func (db *DB) writeMemories(ctx context.Context, tx stmtTx, s memento.Scope, w m
 		if m.Thread == "" {
 			m.Thread = thread
 		}
-		if err := insertMemory(ctx, tx, s, m, now); err != nil {
+		if err := insertMemory(ctx, tx, s, m, now, ix); err != nil {
 			return false, err
 		}
 	}

@@ -335,15 +335,19 @@ func (db *DB) ImportUser(ctx context.Context, s memento.Scope, doc *memento.User
 				res.Skipped++
 			}
 		}
+		var ix unindexed
 		for _, m := range doc.Memories {
 			m.Vector, m.Embedder = nil, ""
-			if err := insertMemory(ctx, tx, s, m, now); memento.ErrorCode(err) == memento.ECONFLICT {
+			if err := insertMemory(ctx, tx, s, m, now, &ix); memento.ErrorCode(err) == memento.ECONFLICT {
 				res.Skipped++ // stored already, or another value is current
 				continue
 			} else if err != nil {
 				return err
 			}
 			res.Memories++
+		}
+		if err := ix.index(ctx, tx); err != nil {
+			return fmt.Errorf("import memories: %w", err)
 		}
 		for _, r := range doc.Runs {
 			report, err := json.Marshal(r)

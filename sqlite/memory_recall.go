@@ -182,7 +182,14 @@ func periods(q memento.CandidateQuery) [][2]int64 {
 // scopeToken is the FTS5 filter on the scope column of recall's keyword
 // indexes that matches one user's rows (see migration 0002).
 func scopeToken(s memento.Scope) string {
-	return `scope:"u` + strings.ToUpper(hex.EncodeToString([]byte(s.Tenant+"\x1f"+s.User))) + `0"`
+	return `scope:"` + scopeColumn(s) + `"`
+}
+
+// scopeColumn is the scope column of a user's rows in recall's keyword
+// indexes: 'u' || hex(tenant || char(31) || user) || '0' in SQL, one token
+// of letters and digits.
+func scopeColumn(s memento.Scope) string {
+	return "u" + strings.ToUpper(hex.EncodeToString([]byte(s.Tenant+"\x1f"+s.User))) + "0"
 }
 
 // allTime is the period of a query without a date.
