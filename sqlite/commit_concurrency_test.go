@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -88,6 +89,23 @@ func TestGroupCommitConcurrentWriters(t *testing.T) {
 		runs, err := db.MemoryRuns(ctx, s, 0)
 		if err != nil || len(runs) != perWriter {
 			t.Errorf("user %s: %d runs (%v), want %d", s.User, len(runs), err, perWriter)
+		}
+		// The full-text index holds the user's stored memories and none
+		// of the failed writes'.
+		found, err := db.MemoryCandidates(ctx, s, memento.CandidateQuery{Query: "watched", Keyword: 4 * perWriter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want []string
+		for _, c := range found {
+			got = append(got, c.ID)
+		}
+		for i := range perWriter {
+			want = append(want, fmt.Sprintf("mem-m%02d-%d", w, i))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("user %s: search finds %v, want %v", s.User, got, want)
 		}
 	}
 	if n := countJobs(t, db); n != writers*perWriter {

@@ -82,8 +82,9 @@
 // not merge their segments inside the writes that add them: migration
 // 0015 turns FTS5's automerge off, and a background merger asks each
 // index for a bounded merge while the store is written (ftsmerge.go).
-// A write adds a segment to an index for each statement that fires a
-// trigger after it added rows to that index, so the writes add their
+// A write adds a segment to an index for each statement that opens a
+// statement savepoint (one that fires a trigger, returns rows or inserts
+// several) after it added rows to that index, so the writes add their
 // memories to memories_fts with one statement after their others
 // (migration 0019, memory.go), and insert messages with multi-row
 // statements (message.go).
