@@ -3,6 +3,7 @@ package memento
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // UserService keeps users.
@@ -112,6 +113,26 @@ type EventService interface {
 	AddEvents(ctx context.Context, s Scope, events []Event, jobsFor func(Event) []JobRequest) (inserted int, err error)
 	// Events lists a user's events in the order they happened.
 	Events(ctx context.Context, s Scope) ([]Event, error)
+}
+
+// UserEvents is one read of a user's events from an events mark
+// (sqlite.DB.UserEventsSince): what an incremental profile recompute
+// folds.
+type UserEvents struct {
+	// Events are the user's events added after the mark asked for, in the
+	// order they happened.
+	Events []Event
+	// Mark is the events mark of the read: every event of the user up to
+	// it was returned by this read or by the reads up to the mark asked
+	// for.
+	Mark int64
+	// Total counts all of the user's events at the read, old and new, so
+	// a caller that folded the earlier ones can check it missed none.
+	Total int
+	// Created is when the user was created, zero when the user does not
+	// exist: a user forgotten and created again was created at another
+	// time.
+	Created time.Time
 }
 
 // TitleService keeps the catalog's titles in the store, so an imported

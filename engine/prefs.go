@@ -131,6 +131,15 @@ func (e *Engine) handleProfileJobs(ctx context.Context, q memento.Queue) error {
 	}
 	w.Register(q)
 	e.profileJobs = w
+	gauge, counter := statMetrics(w.FoldStats)
+	e.registerMetrics("profile recompute metrics",
+		gauge("memento_profile_folded_users", "Users whose events the profile worker holds folded between recomputes.", func(s profile.FoldStats) float64 { return float64(s.Users) }),
+		gauge("memento_profile_folded_events", "Events the profile worker holds folded between recomputes.", func(s profile.FoldStats) float64 { return float64(s.Events) }),
+		counter("memento_profile_full_reads_total", "Profile recomputes that read every event of their user.", func(s profile.FoldStats) float64 { return float64(s.FullReads) }),
+		counter("memento_profile_folded_reads_total", "Profile recomputes that read only the events added since the user's last.", func(s profile.FoldStats) float64 { return float64(s.FoldedReads) }),
+		counter("memento_profile_fold_evictions_total", "Users the profile worker dropped to stay within its cache of folded events.", func(s profile.FoldStats) float64 { return float64(s.Evictions) }),
+		counter("memento_profile_fold_mismatches_total", "Full reads that found a user's folded events learning other keys (a bug if ever above 0).", func(s profile.FoldStats) float64 { return float64(s.Mismatches) }),
+	)
 	return nil
 }
 

@@ -52,27 +52,64 @@ type Judgement struct {
 // of the titles' first events. Events are taken in time order (ties in the
 // order given), so callers may pass them as stored.
 func Judge(events []memento.Event) []Judgement {
+	var g judger
+	g.add(sortedByTime(events))
+	return g.judgements()
+}
+
+// sortedByTime returns a copy of events in time order, ties in the order
+// given.
+func sortedByTime(events []memento.Event) []memento.Event {
 	events = slices.Clone(events)
 	slices.SortStableFunc(events, func(a, b memento.Event) int { return a.At.Compare(b.At) })
-	index := map[string]int{}
-	var out []Judgement
-	type implicit struct {
-		sentiment float64
-		at        time.Time
-		ok        bool
+	return events
+}
+
+// judger folds events into judgements one event at a time, keeping what
+// the fold needs to go on, so a user's judgements are updated from their
+// new events alone (Worker.Recompute) and equal Judge over every event
+// as long as the new events are not older than the last one folded.
+type judger struct {
+	index map[string]int32 // title id -> its place in out
+	out   []Judgement      // as folded so far; judgements finishes them
+	// implicits is the sentiment and time of the newest implicit opinion
+	// (watched, finished, abandoned, skipped) of each title, which counts
+	// when the user gave no explicit one; lastSeen the time of each
+	// title's newest event that marks it seen.
+	implicits []implicit
+	lastSeen  []time.Time
+	// seqTitle and seqID are every folded event's title (its place in
+	// out) and id, in the order folded: what Input.evidence reads.
+	seqTitle []int32
+	seqID    []string
+	last     time.Time // the time of the newest event folded
+}
+
+type implicit struct {
+	sentiment float64
+	at        time.Time
+	ok        bool
+}
+
+// add folds events, which must be in time order and no older than the
+// events folded before.
+func (g *judger) add(events []memento.Event) {
+	if g.index == nil {
+		g.index = map[string]int32{}
 	}
-	implicits := []implicit{}
-	lastSeen := []time.Time{}
 	for _, e := range events {
-		i, ok := index[e.TitleID]
+		i, ok := g.index[e.TitleID]
 		if !ok {
-			i = len(out)
-			index[e.TitleID] = i
-			out = append(out, Judgement{TitleID: e.TitleID})
-			implicits = append(implicits, implicit{})
-			lastSeen = append(lastSeen, time.Time{})
+			i = int32(len(g.out))
+			g.index[e.TitleID] = i
+			g.out = append(g.out, Judgement{TitleID: e.TitleID})
+			g.implicits = append(g.implicits, implicit{})
+			g.lastSeen = append(g.lastSeen, time.Time{})
 		}
-		j := &out[i]
+		g.seqTitle = append(g.seqTitle, i)
+		g.seqID = append(g.seqID, e.ID)
+		g.last = e.At
+		j := &g.out[i]
 		if e.ID != "" {
 			j.Evidence = append(j.Evidence, e.ID)
 		}
@@ -90,24 +127,24 @@ func Judge(events []memento.Event) []Judgement {
 		case memento.EventWatched:
 			j.Watches++
 			j.Started, j.Abandoned, seen = true, false, true
-			implicits[i] = implicit{0.2, e.At, true}
+			g.implicits[i] = implicit{0.2, e.At, true}
 		case memento.EventFinished:
 			j.Watches++
 			j.Started, j.Abandoned, seen = true, false, true
-			implicits[i] = implicit{0.3, e.At, true}
+			g.implicits[i] = implicit{0.3, e.At, true}
 		case memento.EventAbandoned:
 			j.Started, j.Abandoned, seen = true, true, true
 			s := -0.25
 			if e.Value != nil {
 				s = -0.5 * (1 - clamp(*e.Value, 0, 1))
 			}
-			implicits[i] = implicit{s, e.At, true}
+			g.implicits[i] = implicit{s, e.At, true}
 		case memento.EventWatchlisted:
 			j.Watchlisted, j.WatchlistedAt = true, e.At
 		case memento.EventSkipped:
 			if !j.Seen {
 				j.Skipped = true
-				implicits[i] = implicit{-0.2, e.At, true}
+				g.implicits[i] = implicit{-0.2, e.At, true}
 			}
 		}
 		if seen {
@@ -115,20 +152,30 @@ func Judge(events []memento.Event) []Judgement {
 				j.FirstSeen = e.At
 			}
 			j.Seen, j.Skipped = true, false
-			lastSeen[i] = e.At
+			g.lastSeen[i] = e.At
 			if j.Watchlisted && !j.WatchlistedAt.After(e.At) {
 				j.Watchlisted = false
 			}
 		}
 	}
+}
+
+// judgements returns the judgements folded so far, finished: a title
+// without an explicit opinion takes its implicit one, and a title with
+// neither the time of its last event. The fold is left as it was, so
+// more events may be added after; the Evidence of the judgements returned
+// must not be changed.
+func (g *judger) judgements() []Judgement {
+	out := slices.Clone(g.out)
 	for i := range out {
 		j := &out[i]
-		if !j.Explicit && implicits[i].ok {
-			j.Sentiment, j.At = implicits[i].sentiment, implicits[i].at
+		if !j.Explicit && g.implicits[i].ok {
+			j.Sentiment, j.At = g.implicits[i].sentiment, g.implicits[i].at
 		}
 		if j.At.IsZero() {
-			j.At = latest(j.WatchlistedAt, lastSeen[i])
+			j.At = latest(j.WatchlistedAt, g.lastSeen[i])
 		}
+		j.Evidence = slices.Clip(j.Evidence)
 	}
 	return out
 }

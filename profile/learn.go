@@ -59,35 +59,76 @@ type Era struct {
 // happened, the judgements folded from them, and the catalog's record of
 // each judged title the catalog knows.
 type Input struct {
+	// Events is nil when the input was folded incrementally (a Worker
+	// with the default learners, which read judgements only).
 	Events     []memento.Event
 	Judgements []Judgement
 	Titles     map[string]*memento.Title
+
+	// index, seqTitle and seqID are the fold's (judger): each title's
+	// place in Judgements, and every event's title and id in time order.
+	index    map[string]int32
+	seqTitle []int32
+	seqID    []string
 }
 
 // NewInput prepares the learners' input from a user's events, looking
 // their titles up with title (nil: no catalog, so learners that need
 // genres, years or cast learn nothing).
 func NewInput(events []memento.Event, title func(id string) (*memento.Title, bool)) *Input {
-	events = slices.Clone(events)
-	slices.SortStableFunc(events, func(a, b memento.Event) int { return a.At.Compare(b.At) })
-	in := &Input{Events: events, Judgements: Judge(events), Titles: map[string]*memento.Title{}}
-	if title != nil {
-		for _, j := range in.Judgements {
-			if t, ok := title(j.TitleID); ok {
-				in.Titles[j.TitleID] = t
-			}
+	events = sortedByTime(events)
+	var g judger
+	g.add(events)
+	titles := map[string]*memento.Title{}
+	lookUpTitles(titles, g.out, title)
+	in := g.input(titles)
+	in.Events = events
+	return in
+}
+
+// lookUpTitles adds to titles the catalog's record of each judged title
+// it does not hold yet.
+func lookUpTitles(titles map[string]*memento.Title, judged []Judgement, title func(id string) (*memento.Title, bool)) {
+	if title == nil {
+		return
+	}
+	for _, j := range judged {
+		if _, ok := titles[j.TitleID]; ok {
+			continue
+		}
+		if t, ok := title(j.TitleID); ok {
+			titles[j.TitleID] = t
 		}
 	}
-	return in
+}
+
+// input is the learners' input from the events folded so far, without
+// Events.
+func (g *judger) input(titles map[string]*memento.Title) *Input {
+	return &Input{Judgements: g.judgements(), Titles: titles, index: g.index, seqTitle: g.seqTitle, seqID: g.seqID}
 }
 
 // evidence returns the ids of the events about the titles in ids, oldest
 // first.
 func (in *Input) evidence(ids map[string]bool) []string {
 	out := []string{}
-	for _, e := range in.Events {
-		if ids[e.TitleID] && e.ID != "" {
-			out = append(out, e.ID)
+	if in.seqTitle == nil { // an Input made by hand
+		for _, e := range in.Events {
+			if ids[e.TitleID] && e.ID != "" {
+				out = append(out, e.ID)
+			}
+		}
+		return out
+	}
+	picked := make([]bool, len(in.Judgements))
+	for id := range ids {
+		if i, ok := in.index[id]; ok && int(i) < len(picked) {
+			picked[i] = true
+		}
+	}
+	for k, i := range in.seqTitle {
+		if picked[i] && in.seqID[k] != "" {
+			out = append(out, in.seqID[k])
 		}
 	}
 	return out
@@ -161,33 +202,40 @@ type keyWeight struct {
 // strongest first (ties by key), with the events of their titles as
 // evidence. ok is false when no key passes.
 func weighKeys(in *Input, keysOf func(*memento.Title) []string, sign float64, keep func(sum float64, titles int) bool, minWeight float64, n int) (_ []keyWeight, evidence []string, ok bool) {
-	sum := map[string]float64{}
-	titles := map[string]map[string]bool{}
+	// A key's sum takes every time a title lists it; its titles count
+	// each title once.
+	type tally struct {
+		sum    float64
+		titles int
+	}
+	tallies := map[string]tally{}
 	for _, j := range in.Judgements {
 		t, ok := in.Titles[j.TitleID]
 		if !ok || j.Sentiment == 0 {
 			continue
 		}
-		for _, k := range keysOf(t) {
-			sum[k] += j.Sentiment * sign
-			if titles[k] == nil {
-				titles[k] = map[string]bool{}
+		keys := keysOf(t)
+		for i, k := range keys {
+			tl := tallies[k]
+			tl.sum += j.Sentiment * sign
+			if !slices.Contains(keys[:i], k) {
+				tl.titles++
 			}
-			titles[k][j.TitleID] = true
+			tallies[k] = tl
 		}
 	}
 	var top float64
-	for k, s := range sum {
-		if keep(s, len(titles[k])) {
-			top = max(top, s)
+	for _, tl := range tallies {
+		if keep(tl.sum, tl.titles) {
+			top = max(top, tl.sum)
 		}
 	}
 	if top <= 0 {
 		return nil, nil, false
 	}
 	var out []keyWeight
-	for k, s := range sum {
-		if w := s / top; keep(s, len(titles[k])) && w >= minWeight {
+	for k, tl := range tallies {
+		if w := tl.sum / top; keep(tl.sum, tl.titles) && w >= minWeight {
 			out = append(out, keyWeight{key: k, weight: round3(w)})
 		}
 	}
@@ -200,10 +248,21 @@ func weighKeys(in *Input, keysOf func(*memento.Title) []string, sign float64, ke
 	if len(out) > n {
 		out = out[:n]
 	}
-	ids := map[string]bool{}
+	chosen := make(map[string]bool, len(out))
 	for _, kw := range out {
-		for id := range titles[kw.key] {
-			ids[id] = true
+		chosen[kw.key] = true
+	}
+	ids := map[string]bool{}
+	for _, j := range in.Judgements {
+		t, ok := in.Titles[j.TitleID]
+		if !ok || j.Sentiment == 0 {
+			continue
+		}
+		for _, k := range keysOf(t) {
+			if chosen[k] {
+				ids[j.TitleID] = true
+				break
+			}
 		}
 	}
 	return out, in.evidence(ids), true

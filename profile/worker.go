@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,9 +95,19 @@ type Worker struct {
 	// FullEvery updates (default 500) or FullAfter (default 10 minutes)
 	// since the last full rebuild, the next recompute learns from every
 	// event again. A full rebuild also takes out users forgotten since
-	// (their events are gone, so no update names them).
+	// (their events are gone, so no update names them). They bound each
+	// user's incremental profile recomputes the same way: the full read
+	// then checks the folded judgements (ProfileMismatches).
 	FullEvery int
 	FullAfter time.Duration
+
+	// ProfileCache bounds the events the worker keeps folded into users'
+	// judgements between profile recomputes, over all users (default
+	// DefaultProfileCache); past it, the users recomputed least recently
+	// are dropped, and their next recompute reads all their events.
+	// Each folded event costs about two hundred bytes, with the saved
+	// profile that lists it as evidence.
+	ProfileCache int
 
 	// ModelEvery is the longest a model job waits for the tenant's
 	// events to be quiet before it recomputes the model (HandleModel); 0
@@ -119,6 +130,18 @@ type Worker struct {
 	// at the same events mark, giving another model (a bug if ever
 	// nonzero; the full rebuild's model is the one kept).
 	Mismatches atomic.Int64
+	// ProfileMismatches counts full reads of a user's events that found
+	// the judgements folded from their events since learning other keys
+	// (a bug if ever nonzero; the full read's are the ones kept).
+	ProfileMismatches atomic.Int64
+
+	fmu          sync.Mutex // guards folds, lru, foldedEvents and evictions
+	folds        map[string]*folded
+	lru          *list.List // of *folded, the most recently recomputed first
+	foldedEvents int
+	evictions    int64
+	fullReads    atomic.Int64
+	foldedReads  atomic.Int64
 }
 
 // savedModel is the version and the events mark of a model a worker
@@ -165,25 +188,40 @@ func (w *Worker) HandleProfile(ctx context.Context, _ string, payload json.RawMe
 }
 
 // Recompute runs the learners over the user's events and saves the keys
-// they learn; keys the user set stay as they are.
+// they learn; keys the user set stay as they are. With the default
+// learners and a store that reads a user's events from a mark
+// (UserEventsSince), it folds only the events added since the user's last
+// recompute into what the worker kept of them (see ProfileCache).
 func (w *Worker) Recompute(ctx context.Context, s memento.Scope) (*memento.Profile, error) {
-	events, err := w.Events.Events(ctx, s)
+	if s.Tenant == "" {
+		s.Tenant = memento.DefaultTenant
+	}
+	if src, ok := w.Events.(UserEventsSince); ok && w.Learners == nil {
+		p, err := w.recomputeFolded(ctx, s, src)
+		if err != nil {
+			return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
+		}
+		return p, nil
+	}
+	p, err := w.recomputeAll(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
+	}
+	return p, nil
+}
+
+// recomputeAll is Recompute from every event of the user.
+func (w *Worker) recomputeAll(ctx context.Context, s memento.Scope) (*memento.Profile, error) {
+	events, err := w.Events.Events(ctx, s)
+	if err != nil {
+		return nil, err
 	}
 	before, err := w.Profiles.Profile(ctx, s)
 	if err != nil {
-		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
+		return nil, err
 	}
 	if len(events) == 0 && len(before.Keys) == 0 {
 		return before, nil // nothing to learn; a deleted user stays deleted
-	}
-	var title func(string) (*memento.Title, bool)
-	if w.Catalog != nil {
-		title = func(id string) (*memento.Title, bool) {
-			t, err := w.Catalog.Title(ctx, id)
-			return t, err == nil
-		}
 	}
 	learners := w.Learners
 	if learners == nil {
@@ -191,14 +229,33 @@ func (w *Worker) Recompute(ctx context.Context, s memento.Scope) (*memento.Profi
 	}
 	_, release, err := memento.Compute(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
+		return nil, err
 	}
-	keys, err := Learn(NewInput(events, title), learners)
+	keys, err := Learn(NewInput(events, w.titleFunc(ctx)), learners)
 	release()
 	if err != nil {
-		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
+		return nil, err
 	}
+	return w.saveLearned(ctx, s, keys, before)
+}
+
+// titleFunc looks titles up in the worker's catalog; nil without one.
+func (w *Worker) titleFunc(ctx context.Context) func(string) (*memento.Title, bool) {
+	if w.Catalog == nil {
+		return nil
+	}
+	return func(id string) (*memento.Title, bool) {
+		t, err := w.Catalog.Title(ctx, id)
+		return t, err == nil
+	}
+}
+
+// saveLearned saves keys over before, the user's profile as last read,
+// and tells ProfileChanged when the profile changed. A user forgotten
+// meanwhile stays forgotten: it returns before.
+func (w *Worker) saveLearned(ctx context.Context, s memento.Scope, keys map[string]memento.ProfileEntry, before *memento.Profile) (*memento.Profile, error) {
 	var p *memento.Profile
+	var err error
 	if over, ok := w.Profiles.(learnedSaverOver); ok {
 		p, err = over.SaveLearnedOver(ctx, s, keys, before)
 	} else {
@@ -208,7 +265,7 @@ func (w *Worker) Recompute(ctx context.Context, s memento.Scope) (*memento.Profi
 		return before, nil // forgotten while the keys were learned: stays forgotten
 	}
 	if err != nil {
-		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
+		return nil, err
 	}
 	if p.Version != before.Version && w.ProfileChanged != nil {
 		w.ProfileChanged(s)

@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/memento-ai/memento"
 )
@@ -145,4 +147,95 @@ func (db *DB) Events(ctx context.Context, s memento.Scope) ([]memento.Event, err
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	return events, nil
+}
+
+// userEventsScan is the most events added to the whole store since a mark
+// that UserEventsSince reads through, in the order they were added, to
+// find a user's; past it, it reads the user's own events instead.
+const userEventsScan = 8192
+
+// UserEventsSince returns the user's events added after mark (an events
+// mark; 0 for every event) in the order they happened, with the mark they
+// were read at, the number of the user's events and when the user was
+// created: what an incremental profile recompute reads
+// (profile.UserEventsSince). A user who does not exist has no events and
+// a zero Created.
+//
+// The mark is the largest event row number. Row numbers freed by a
+// forgotten user's events may be used again, for events below a mark a
+// caller already read up to: Total tells the caller so, as the events it
+// holds and those returned fall short of it.
+func (db *DB) UserEventsSince(ctx context.Context, s memento.Scope, mark int64) (*memento.UserEvents, error) {
+	s, err := db.scope(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	mark = max(mark, 0)
+	out := &memento.UserEvents{Events: []memento.Event{}}
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		var created int64
+		switch err := tx.QueryRowContext(ctx, `SELECT created_at FROM users WHERE tenant_id = ? AND id = ?`, s.Tenant, s.User).Scan(&created); {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		}
+		out.Created = fromNanos(created)
+		// pk is the rowid, so the largest is the table's last row.
+		var top sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(pk) FROM events`).Scan(&top); err != nil {
+			return err
+		}
+		out.Mark = top.Int64
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE tenant_id = ? AND user_id = ?`, s.Tenant, s.User).Scan(&out.Total); err != nil {
+			return err
+		}
+		if out.Mark <= mark || out.Total == 0 {
+			return nil
+		}
+		// A few events added since the mark are a range scan of the rowids
+		// from it; many, or all, are read by the user's index (+pk keeps
+		// the planner off events_by_tenant, whose range from the mark would
+		// be every event of the tenant since).
+		query := `SELECT id, type, title_id, value, at, created_at FROM events
+			WHERE tenant_id = ? AND user_id = ? AND +pk > ? ORDER BY at, pk`
+		args := []any{s.Tenant, s.User, mark}
+		scan := mark > 0 && out.Mark-mark <= userEventsScan
+		if scan {
+			query = `SELECT id, type, title_id, value, at, created_at FROM events NOT INDEXED
+				WHERE pk > ? AND tenant_id = ? AND user_id = ? ORDER BY pk`
+			args = []any{mark, s.Tenant, s.User}
+		}
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			e := memento.Event{Tenant: s.Tenant, User: s.User}
+			var typ string
+			var value sql.NullFloat64
+			var at, created int64
+			if err := rows.Scan(&e.ID, &typ, &e.TitleID, &value, &at, &created); err != nil {
+				return err
+			}
+			e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
+			if value.Valid {
+				v := value.Float64
+				e.Value = &v
+			}
+			out.Events = append(out.Events, e)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if scan { // in the order they were added: put them in time order
+			slices.SortStableFunc(out.Events, func(a, b memento.Event) int { return a.At.Compare(b.At) })
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read events of %s since %d: %w", s.User, mark, err)
+	}
+	return out, nil
 }

@@ -107,6 +107,7 @@ var parts = []struct {
 	{"MessageEmotion", testMessageEmotion},
 	{"ExportShownAnswers", testExportShownAnswers},
 	{"EventsSince", testEventsSince},
+	{"UserEventsSince", testUserEventsSince},
 	{"Keys", testKeys},
 	{"Experiments", testExperiments},
 	{"ConcurrentEnrolment", testConcurrentEnrolment},

@@ -1,0 +1,292 @@
+package profile
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/memento-ai/memento"
+)
+
+// UserEventsSince is what a store offers for incremental profile
+// recomputes; *sqlite.DB and *postgres.DB have it. Without it, or with
+// custom Learners (which may read Input.Events), every recompute reads
+// all of the user's events.
+type UserEventsSince interface {
+	// UserEventsSince returns the user's events added after mark (0: all
+	// of them) in the order they happened, the mark of the read, the
+	// number of the user's events and when the user was created.
+	UserEventsSince(ctx context.Context, s memento.Scope, mark int64) (*memento.UserEvents, error)
+}
+
+// DefaultProfileCache is the default of Worker.ProfileCache.
+const DefaultProfileCache = 1 << 18
+
+// FoldStats is what a worker holds of users' events between profile
+// recomputes, and how its recomputes read them (Worker.FoldStats).
+type FoldStats struct {
+	// Users and Events are the users and their events held now.
+	Users  int `json:"users"`
+	Events int `json:"events"`
+	// FullReads counts recomputes that read every event of their user;
+	// FoldedReads those that read only the events added since the last.
+	FullReads   int64 `json:"fullReads"`
+	FoldedReads int64 `json:"foldedReads"`
+	// Evictions counts users dropped to stay within ProfileCache.
+	Evictions int64 `json:"evictions"`
+	// Mismatches is ProfileMismatches.
+	Mismatches int64 `json:"mismatches"`
+}
+
+// FoldStats returns the worker's figures of incremental profile
+// recomputes.
+func (w *Worker) FoldStats() FoldStats {
+	w.fmu.Lock()
+	defer w.fmu.Unlock()
+	return FoldStats{Users: len(w.folds), Events: w.foldedEvents, FullReads: w.fullReads.Load(),
+		FoldedReads: w.foldedReads.Load(), Evictions: w.evictions, Mismatches: w.ProfileMismatches.Load()}
+}
+
+// folded is what a worker keeps of one user between recomputes: the
+// judgements folded from their events up to an events mark, the catalog's
+// records of the judged titles, and the profile as last saved. A
+// recompute reads the events added since the mark, folds them in and
+// learns from the judgements, so its reads and its fold grow with the new
+// events, not with the user's history.
+type folded struct {
+	mu  sync.Mutex // one recompute of the user at a time
+	key string
+	el  *list.Element // in Worker.lru, under Worker.fmu; nil once dropped
+
+	g       *judger // nil until the first read
+	titles  map[string]*memento.Title
+	mark    int64
+	events  int       // events folded
+	created time.Time // the user's, at the first read
+	profile *memento.Profile
+	// steps counts the recomputes since the last that read every event,
+	// at full.
+	steps int
+	full  time.Time
+}
+
+// foldedFor returns the user's folded state, made empty when the worker
+// holds none.
+func (w *Worker) foldedFor(s memento.Scope) *folded {
+	key := s.Tenant + "\x1f" + s.User
+	w.fmu.Lock()
+	defer w.fmu.Unlock()
+	if f, ok := w.folds[key]; ok {
+		w.lru.MoveToFront(f.el)
+		return f
+	}
+	if w.folds == nil {
+		w.folds, w.lru = map[string]*folded{}, list.New()
+	}
+	f := &folded{key: key}
+	f.el = w.lru.PushFront(f)
+	w.folds[key] = f
+	return f
+}
+
+// drop forgets f's user's folded state.
+func (w *Worker) drop(f *folded) {
+	w.fmu.Lock()
+	defer w.fmu.Unlock()
+	if f.el == nil {
+		return
+	}
+	w.lru.Remove(f.el)
+	f.el = nil
+	delete(w.folds, f.key)
+	w.foldedEvents -= f.events
+}
+
+// resize records that f now holds events folded events and drops the
+// users recomputed least recently while the worker holds more than
+// ProfileCache (f itself stays, however many it holds).
+func (w *Worker) resize(f *folded, events int) {
+	limit := w.ProfileCache
+	if limit <= 0 {
+		limit = DefaultProfileCache
+	}
+	w.fmu.Lock()
+	defer w.fmu.Unlock()
+	if f.el != nil {
+		w.foldedEvents += events - f.events
+	}
+	f.events = events
+	for w.foldedEvents > limit {
+		back := w.lru.Back()
+		old := back.Value.(*folded)
+		if old == f {
+			break
+		}
+		w.lru.Remove(back)
+		old.el = nil
+		delete(w.folds, old.key)
+		w.foldedEvents -= old.events
+		w.evictions++
+	}
+}
+
+// recomputeFolded is Recompute from the events added since the user's
+// last recompute. It reads every event again when the worker holds
+// nothing of the user, when the user was forgotten and created again,
+// when an event is older than the newest folded (its place in the fold is
+// taken), when the events held and read fall short of the user's (row
+// numbers used again, or a write that committed behind a later mark) and
+// after FullEvery recomputes or FullAfter; that last full read checks
+// that the folded judgements learn what the full one learns, counting
+// any difference in ProfileMismatches and keeping the full one.
+func (w *Worker) recomputeFolded(ctx context.Context, s memento.Scope, src UserEventsSince) (*memento.Profile, error) {
+	f := w.foldedFor(s)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fullEvery, fullAfter := w.profileFullBounds()
+	check := f.g != nil && (f.steps+1 >= fullEvery || time.Since(f.full) >= fullAfter)
+	mark := f.mark
+	if f.g == nil || check {
+		mark = 0
+	}
+	read, err := src.UserEventsSince(ctx, s, mark)
+	if err != nil {
+		return nil, err
+	}
+	if read.Created.IsZero() { // forgotten (or never was): nothing to keep
+		w.drop(f)
+		return w.recomputeAll(ctx, s)
+	}
+	fresh := mark == 0
+	if !fresh && !f.continues(read) {
+		if read, err = src.UserEventsSince(ctx, s, 0); err != nil {
+			w.drop(f)
+			return nil, err
+		}
+		fresh = true
+	}
+	title := w.titleFunc(ctx)
+	if fresh && check && f.g != nil && f.created.Equal(read.Created) {
+		w.checkFold(s, f, read, title)
+	}
+	if fresh {
+		w.fullReads.Add(1)
+		f.g, f.titles, f.created, f.steps, f.full = &judger{}, map[string]*memento.Title{}, read.Created, 0, time.Now()
+		f.profile = nil
+	} else {
+		w.foldedReads.Add(1)
+		f.steps++
+	}
+	titled := len(f.g.out)
+	f.g.add(read.Events)
+	lookUpTitles(f.titles, f.g.out[titled:], title)
+	f.mark = read.Mark
+	w.resize(f, len(f.g.seqID))
+
+	before := f.profile
+	if before == nil {
+		if before, err = w.Profiles.Profile(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	if len(f.g.seqID) == 0 && len(before.Keys) == 0 {
+		f.profile = before
+		return before, nil // nothing to learn
+	}
+	_, release, err := memento.Compute(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := Learn(f.g.input(f.titles), DefaultLearners())
+	release()
+	if err != nil {
+		w.drop(f)
+		return nil, err
+	}
+	p, err := w.saveLearned(ctx, s, keys, before)
+	if err != nil {
+		f.profile = nil // read it again next time
+		return nil, err
+	}
+	kept := *p
+	kept.Keys = maps.Clone(p.Keys)
+	f.profile = &kept
+	return p, nil
+}
+
+// continues reports whether read carries on from what f folded: the same
+// user, no event older than the newest folded, and every event of the
+// user either folded or read.
+func (f *folded) continues(read *memento.UserEvents) bool {
+	if !f.created.Equal(read.Created) || len(f.g.seqID)+len(read.Events) != read.Total {
+		return false
+	}
+	return len(read.Events) == 0 || !read.Events[0].At.Before(f.g.last)
+}
+
+// checkFold compares what the judgements f folded, carried on with the
+// events of all (every event of the user) that f has not folded, learn
+// with what all folded from scratch learns. A difference is a bug: it
+// is counted and logged, and the caller keeps the fold from scratch.
+func (w *Worker) checkFold(s memento.Scope, f *folded, all *memento.UserEvents, title func(string) (*memento.Title, bool)) {
+	n := len(f.g.seqID)
+	same := n <= len(all.Events) && (n == len(all.Events) || !all.Events[n].At.Before(f.g.last))
+	for i := 0; same && i < n; i++ {
+		same = f.g.seqID[i] == all.Events[i].ID
+	}
+	if !same {
+		// Events the fold never saw (written behind its mark): a full read
+		// of its own would have been taken.
+		return
+	}
+	inc := *f.g
+	inc.out = slices.Clone(f.g.out)
+	for i := range inc.out {
+		inc.out[i].Evidence = slices.Clip(inc.out[i].Evidence)
+	}
+	inc.index = maps.Clone(f.g.index)
+	inc.implicits, inc.lastSeen = slices.Clone(f.g.implicits), slices.Clone(f.g.lastSeen)
+	inc.seqTitle, inc.seqID = slices.Clip(f.g.seqTitle), slices.Clip(f.g.seqID)
+	inc.add(all.Events[n:])
+	titles := maps.Clone(f.titles)
+	lookUpTitles(titles, inc.out, title)
+	got, err1 := Learn(inc.input(titles), DefaultLearners())
+	var scratch judger
+	scratch.add(all.Events)
+	want, err2 := Learn(scratch.input(titlesOf(scratch.out, title)), DefaultLearners())
+	if err1 != nil || err2 != nil || sameKeys(got, want) {
+		return
+	}
+	w.ProfileMismatches.Add(1)
+	w.logger().Error("profile: folded judgements learned other keys than a full read", "tenant", s.Tenant, "user", s.User, "events", len(all.Events))
+}
+
+// titlesOf looks up the titles of judged.
+func titlesOf(judged []Judgement, title func(string) (*memento.Title, bool)) map[string]*memento.Title {
+	titles := map[string]*memento.Title{}
+	lookUpTitles(titles, judged, title)
+	return titles
+}
+
+// sameKeys reports whether two sets of learned keys are equal.
+func sameKeys(a, b map[string]memento.ProfileEntry) bool {
+	return maps.EqualFunc(a, b, func(x, y memento.ProfileEntry) bool {
+		return x.Source == y.Source && bytes.Equal(x.Value, y.Value) && slices.Equal(x.Evidence, y.Evidence)
+	})
+}
+
+// profileFullBounds are FullEvery and FullAfter with their defaults.
+func (w *Worker) profileFullBounds() (int, time.Duration) {
+	every, after := w.FullEvery, w.FullAfter
+	if every <= 0 {
+		every = 500
+	}
+	if after <= 0 {
+		after = 10 * time.Minute
+	}
+	return every, after
+}
