@@ -252,24 +252,20 @@ func (w *Worker) checkFold(s memento.Scope, f *folded, all *memento.UserEvents, 
 	inc.implicits, inc.lastSeen = slices.Clone(f.g.implicits), slices.Clone(f.g.lastSeen)
 	inc.seqTitle, inc.seqID = slices.Clip(f.g.seqTitle), slices.Clip(f.g.seqID)
 	inc.add(all.Events[n:])
+	// Both learn with the titles the fold looked up (and those of its
+	// new judgements): a title the catalog changed since is not the
+	// fold's mistake, and the caller's fresh fold looks every one up.
 	titles := maps.Clone(f.titles)
 	lookUpTitles(titles, inc.out, title)
 	got, err1 := Learn(inc.input(titles), DefaultLearners())
 	var scratch judger
 	scratch.add(all.Events)
-	want, err2 := Learn(scratch.input(titlesOf(scratch.out, title)), DefaultLearners())
+	want, err2 := Learn(scratch.input(titles), DefaultLearners())
 	if err1 != nil || err2 != nil || sameKeys(got, want) {
 		return
 	}
 	w.ProfileMismatches.Add(1)
 	w.logger().Error("profile: folded judgements learned other keys than a full read", "tenant", s.Tenant, "user", s.User, "events", len(all.Events))
-}
-
-// titlesOf looks up the titles of judged.
-func titlesOf(judged []Judgement, title func(string) (*memento.Title, bool)) map[string]*memento.Title {
-	titles := map[string]*memento.Title{}
-	lookUpTitles(titles, judged, title)
-	return titles
 }
 
 // sameKeys reports whether two sets of learned keys are equal.
