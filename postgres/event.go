@@ -113,19 +113,12 @@ func (db *DB) Events(ctx context.Context, s memento.Scope) ([]memento.Event, err
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.pool.Query(ctx, `SELECT id, type, title_id, value, at, created_at FROM events
+	rows, err := db.pool.Query(ctx, `SELECT `+eventColumns+` FROM events
 		WHERE tenant_id = $1 AND user_id = $2 ORDER BY at, pk`, s.Tenant, s.User)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
-	out, err := collect(rows, func(r pgx.Rows) (memento.Event, error) {
-		e := memento.Event{Tenant: s.Tenant, User: s.User}
-		var typ string
-		var at, created int64
-		err := r.Scan(&e.ID, &typ, &e.TitleID, &e.Value, &at, &created)
-		e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
-		return e, err
-	})
+	out, err := collect(rows, eventOf(s))
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
@@ -174,23 +167,31 @@ func (db *DB) UserEventsSince(ctx context.Context, s memento.Scope, mark int64) 
 		// The user's index serves the read; mark + 0 keeps the planner
 		// off events_by_mark, whose range from a mark of 0 (or an old one)
 		// is every event of the tenant since.
-		rows, err := tx.Query(ctx, `SELECT id, type, title_id, value, at, created_at FROM events
+		rows, err := tx.Query(ctx, `SELECT `+eventColumns+` FROM events
 			WHERE tenant_id = $1 AND user_id = $2 AND mark + 0 > $3 ORDER BY at, pk`, s.Tenant, s.User, mark)
 		if err != nil {
 			return err
 		}
-		out.Events, err = collect(rows, func(r pgx.Rows) (memento.Event, error) {
-			e := memento.Event{Tenant: s.Tenant, User: s.User}
-			var typ string
-			var at, created int64
-			err := r.Scan(&e.ID, &typ, &e.TitleID, &e.Value, &at, &created)
-			e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
-			return e, err
-		})
+		out.Events, err = collect(rows, eventOf(s))
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read events of %s since %d: %w", s.User, mark, err)
 	}
 	return out, nil
+}
+
+// eventColumns are the columns eventOf scans, in its order.
+const eventColumns = `id, type, title_id, value, at, created_at`
+
+// eventOf scans a row of eventColumns as an event of s's user.
+func eventOf(s memento.Scope) func(pgx.Rows) (memento.Event, error) {
+	return func(r pgx.Rows) (memento.Event, error) {
+		e := memento.Event{Tenant: s.Tenant, User: s.User}
+		var typ string
+		var at, created int64
+		err := r.Scan(&e.ID, &typ, &e.TitleID, &e.Value, &at, &created)
+		e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
+		return e, err
+	}
 }

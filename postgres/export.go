@@ -37,19 +37,12 @@ func (db *DB) ExportUser(ctx context.Context, s memento.Scope) (*memento.UserExp
 		if doc.Threads, err = exportThreads(ctx, tx, s); err != nil {
 			return fmt.Errorf("threads: %w", err)
 		}
-		rows, err := tx.Query(ctx, `SELECT id, type, title_id, value, at, created_at FROM events
+		rows, err := tx.Query(ctx, `SELECT `+eventColumns+` FROM events
 			WHERE tenant_id = $1 AND user_id = $2 ORDER BY at, pk`, s.Tenant, s.User)
 		if err != nil {
 			return fmt.Errorf("events: %w", err)
 		}
-		if doc.Events, err = collect(rows, func(r pgx.Rows) (memento.Event, error) {
-			e := memento.Event{Tenant: s.Tenant, User: s.User}
-			var typ string
-			var at, created int64
-			err := r.Scan(&e.ID, &typ, &e.TitleID, &e.Value, &at, &created)
-			e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
-			return e, err
-		}); err != nil {
+		if doc.Events, err = collect(rows, eventOf(s)); err != nil {
 			return fmt.Errorf("events: %w", err)
 		}
 		rows, err = tx.Query(ctx, `SELECT `+memoryColumns+` FROM memories WHERE tenant_id = $1 AND user_id = $2 ORDER BY valid_from, pk`, s.Tenant, s.User)

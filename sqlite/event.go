@@ -121,10 +121,23 @@ func (db *DB) Events(ctx context.Context, s memento.Scope) ([]memento.Event, err
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.reads().QueryContext(ctx, `SELECT id, type, title_id, value, at, created_at FROM events
+	events, err := readEvents(ctx, db.reads(), s, `SELECT `+eventColumns+` FROM events
 		WHERE tenant_id = ? AND user_id = ? ORDER BY at, pk`, s.Tenant, s.User)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
+	}
+	return events, nil
+}
+
+// eventColumns are the columns readEvents scans, in its order.
+const eventColumns = `id, type, title_id, value, at, created_at`
+
+// readEvents returns the events a query of eventColumns selects, as the
+// events of s's user.
+func readEvents(ctx context.Context, q querier, s memento.Scope, query string, args ...any) ([]memento.Event, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	events := []memento.Event{}
@@ -134,7 +147,7 @@ func (db *DB) Events(ctx context.Context, s memento.Scope) ([]memento.Event, err
 		var value sql.NullFloat64
 		var at, created int64
 		if err := rows.Scan(&e.ID, &typ, &e.TitleID, &value, &at, &created); err != nil {
-			return nil, fmt.Errorf("list events: %w", err)
+			return nil, err
 		}
 		e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
 		if value.Valid {
@@ -143,10 +156,7 @@ func (db *DB) Events(ctx context.Context, s memento.Scope) ([]memento.Event, err
 		}
 		events = append(events, e)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list events: %w", err)
-	}
-	return events, nil
+	return events, rows.Err()
 }
 
 // userEventsScan is the most events added to the whole store since a mark
@@ -197,36 +207,17 @@ func (db *DB) UserEventsSince(ctx context.Context, s memento.Scope, mark int64) 
 		// from it; many, or all, are read by the user's index (+pk keeps
 		// the planner off events_by_tenant, whose range from the mark would
 		// be every event of the tenant since).
-		query := `SELECT id, type, title_id, value, at, created_at FROM events
+		query := `SELECT ` + eventColumns + ` FROM events
 			WHERE tenant_id = ? AND user_id = ? AND +pk > ? ORDER BY at, pk`
 		args := []any{s.Tenant, s.User, mark}
 		scan := mark > 0 && out.Mark-mark <= userEventsScan
 		if scan {
-			query = `SELECT id, type, title_id, value, at, created_at FROM events NOT INDEXED
+			query = `SELECT ` + eventColumns + ` FROM events NOT INDEXED
 				WHERE pk > ? AND tenant_id = ? AND user_id = ? ORDER BY pk`
 			args = []any{mark, s.Tenant, s.User}
 		}
-		rows, err := tx.QueryContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			e := memento.Event{Tenant: s.Tenant, User: s.User}
-			var typ string
-			var value sql.NullFloat64
-			var at, created int64
-			if err := rows.Scan(&e.ID, &typ, &e.TitleID, &value, &at, &created); err != nil {
-				return err
-			}
-			e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
-			if value.Valid {
-				v := value.Float64
-				e.Value = &v
-			}
-			out.Events = append(out.Events, e)
-		}
-		if err := rows.Err(); err != nil {
+		var err error
+		if out.Events, err = readEvents(ctx, tx, s, query, args...); err != nil {
 			return err
 		}
 		if scan { // in the order they were added: put them in time order

@@ -165,29 +165,8 @@ func exportThreads(ctx context.Context, tx *sql.Tx, s memento.Scope) ([]memento.
 }
 
 func exportEvents(ctx context.Context, tx *sql.Tx, s memento.Scope) ([]memento.Event, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, type, title_id, value, at, created_at FROM events
+	return readEvents(ctx, tx, s, `SELECT `+eventColumns+` FROM events
 		WHERE tenant_id = ? AND user_id = ? ORDER BY at, pk`, s.Tenant, s.User)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	events := []memento.Event{}
-	for rows.Next() {
-		e := memento.Event{Tenant: s.Tenant, User: s.User}
-		var typ string
-		var value sql.NullFloat64
-		var at, created int64
-		if err := rows.Scan(&e.ID, &typ, &e.TitleID, &value, &at, &created); err != nil {
-			return nil, err
-		}
-		e.Type, e.At, e.CreatedAt = memento.EventType(typ), fromNanos(at), fromNanos(created)
-		if value.Valid {
-			v := value.Float64
-			e.Value = &v
-		}
-		events = append(events, e)
-	}
-	return events, rows.Err()
 }
 
 func exportMemories(ctx context.Context, tx *sql.Tx, s memento.Scope) ([]memento.Memory, error) {
