@@ -42,21 +42,7 @@ func TestProfileJobsFoldNewEvents(t *testing.T) {
 	if got := string(p.Keys[profile.KeySeen].Value); got != `["t1","t2","t3"]` {
 		t.Errorf("seen = %s; want the three titles", got)
 	}
-	families, err := e.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			switch {
-			case m.GetCounter() != nil:
-				got[f.GetName()] = m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				got[f.GetName()] = m.GetGauge().GetValue()
-			}
-		}
-	}
+	got := metricValues(t, e.Registry)
 	if got["memento_profile_full_reads_total"] != 1 || got["memento_profile_folded_reads_total"] < 1 ||
 		got["memento_profile_folded_users"] != 1 || got["memento_profile_folded_events"] != 3 || got["memento_profile_fold_mismatches_total"] != 0 {
 		t.Errorf("/metrics: full reads %v, folded reads %v, users %v, events %v, mismatches %v; want 1, at least 1, 1, 3, 0",
