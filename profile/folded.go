@@ -243,14 +243,7 @@ func (w *Worker) checkFold(s memento.Scope, f *folded, all *memento.UserEvents, 
 		// of its own would have been taken.
 		return
 	}
-	inc := *f.g
-	inc.out = slices.Clone(f.g.out)
-	for i := range inc.out {
-		inc.out[i].Evidence = slices.Clip(inc.out[i].Evidence)
-	}
-	inc.index = maps.Clone(f.g.index)
-	inc.implicits, inc.lastSeen = slices.Clone(f.g.implicits), slices.Clone(f.g.lastSeen)
-	inc.seqTitle, inc.seqID = slices.Clip(f.g.seqTitle), slices.Clip(f.g.seqID)
+	inc := f.g.clone()
 	inc.add(all.Events[n:])
 	// Both learn with the titles the fold looked up (and those of its
 	// new judgements): a title the catalog changed since is not the

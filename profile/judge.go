@@ -2,6 +2,7 @@ package profile
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 
@@ -158,6 +159,20 @@ func (g *judger) add(events []memento.Event) {
 			}
 		}
 	}
+}
+
+// clone returns a copy of the fold that events may be added to without
+// changing g.
+func (g *judger) clone() *judger {
+	c := *g
+	c.out = slices.Clone(g.out)
+	for i := range c.out {
+		c.out[i].Evidence = slices.Clip(c.out[i].Evidence)
+	}
+	c.index = maps.Clone(g.index)
+	c.implicits, c.lastSeen = slices.Clone(g.implicits), slices.Clone(g.lastSeen)
+	c.seqTitle, c.seqID = slices.Clip(g.seqTitle), slices.Clip(g.seqID)
+	return &c
 }
 
 // judgements returns the judgements folded so far, finished: a title

@@ -196,14 +196,13 @@ func (w *Worker) Recompute(ctx context.Context, s memento.Scope) (*memento.Profi
 	if s.Tenant == "" {
 		s.Tenant = memento.DefaultTenant
 	}
+	var p *memento.Profile
+	var err error
 	if src, ok := w.Events.(UserEventsSince); ok && w.Learners == nil {
-		p, err := w.recomputeFolded(ctx, s, src)
-		if err != nil {
-			return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
-		}
-		return p, nil
+		p, err = w.recomputeFolded(ctx, s, src)
+	} else {
+		p, err = w.recomputeAll(ctx, s)
 	}
-	p, err := w.recomputeAll(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("recompute profile of %s: %w", s.User, err)
 	}
