@@ -179,6 +179,23 @@ type PreferenceVersion struct {
 	Since time.Time
 }
 
+// PreferencesRead is one read of the preferences a user changed after a
+// version (sqlite.DB.PreferencesSince): what an incremental clustering
+// brings up to date.
+type PreferencesRead struct {
+	// Version is the user's counters as of the read; a zero Since means
+	// the user does not exist.
+	Version PreferenceVersion
+	// Changed holds the preferences written or rewritten after the
+	// version asked for (all of them when it was 0 or less), oldest first
+	// as Preferences lists them, without their cluster ids.
+	Changed []Preference
+	// Total counts all of the user's preferences at the read, changed or
+	// not, so a caller that holds the earlier ones can tell whether one
+	// was deleted.
+	Total int
+}
+
 // PreferenceService keeps preference memories and their clusters. Every
 // change to a user's preferences (a write that changes something, a patch,
 // a deletion) increments the user's version and, in the same transaction,

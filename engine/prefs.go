@@ -72,6 +72,15 @@ func (e *Engine) handlePrefsJobs(ctx context.Context, q memento.Queue) error {
 		return err
 	}
 	svc.Register(q, memento.JobOptions{})
+	gauge, counter := statMetrics(svc.ClusterStats)
+	e.registerMetrics("preference clustering metrics",
+		gauge("memento_prefs_cluster_users", "Users whose preferences the clustering job holds between clusterings.", func(s prefs.ClusterStats) float64 { return float64(s.Users) }),
+		gauge("memento_prefs_cluster_preferences", "Preferences the clustering job holds, with their vectors and neighbours.", func(s prefs.ClusterStats) float64 { return float64(s.Preferences) }),
+		counter("memento_prefs_cluster_full_reads_total", "Clusterings that read every preference of their user.", func(s prefs.ClusterStats) float64 { return float64(s.FullReads) }),
+		counter("memento_prefs_cluster_incremental_reads_total", "Clusterings that read only the preferences changed since the user's last.", func(s prefs.ClusterStats) float64 { return float64(s.IncrementalReads) }),
+		counter("memento_prefs_cluster_evictions_total", "Users the clustering job dropped to stay within its cache of preferences.", func(s prefs.ClusterStats) float64 { return float64(s.Evictions) }),
+		counter("memento_prefs_cluster_mismatches_total", "Full reads that found a user's held preferences or their groups other than read (a bug if ever above 0).", func(s prefs.ClusterStats) float64 { return float64(s.Mismatches) }),
+	)
 	return nil
 }
 

@@ -28,6 +28,11 @@ const prefColumns = `p.id, p.concept, p.kind, p.weight, p.evidence, p.sources, p
 	(SELECT min(m.cluster_id COLLATE "C") FROM preference_cluster_members m
 	 WHERE m.tenant_id = p.tenant_id AND m.user_id = p.user_id AND m.preference_id = p.id)`
 
+// prefRowColumns are prefColumns without the cluster id (NULL), which
+// costs a look-up of the memberships per row.
+const prefRowColumns = `p.id, p.concept, p.kind, p.weight, p.evidence, p.sources, p.embedder, p.vector,
+	p.first_seen, p.last_seen, NULL::text`
+
 func scanPreference(r pgx.Row) (memento.Preference, error) {
 	var p memento.Preference
 	var sources, blob []byte
@@ -152,27 +157,34 @@ func (db *DB) writePreferencesTx(ctx context.Context, tx pgx.Tx, s memento.Scope
 	if err != nil {
 		return err
 	}
+	if changes.Empty() {
+		return nil
+	}
+	// The version first: the rows are written at the version they make.
+	version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
+	if err != nil {
+		return err
+	}
 	for _, p := range changes.Insert {
 		p.ID = newID("pref_")
-		if err := insertPreference(ctx, tx, s, p, now); err != nil {
+		if err := insertPreference(ctx, tx, s, p, version, now); err != nil {
 			return err
 		}
 		p.Cluster = nil
 		res.Inserted = append(res.Inserted, p)
 	}
 	for _, p := range changes.Update {
-		if err := updatePreference(ctx, tx, s, p, now); err != nil {
+		if err := updatePreference(ctx, tx, s, p, version, now); err != nil {
 			return err
 		}
 		res.Updated = append(res.Updated, p)
 	}
-	if !changes.Empty() {
-		return db.bumpPreferenceVersion(ctx, tx, s, now)
-	}
 	return nil
 }
 
-func insertPreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+// insertPreference writes a new preference at the user's preference
+// version (as bumpPreferenceVersion returned it).
+func insertPreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, version int64, now time.Time) error {
 	if err := checkPreference(p); err != nil {
 		return err
 	}
@@ -188,17 +200,19 @@ func insertPreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento
 		last = first
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO preferences (tenant_id, user_id, id, concept, kind, weight, evidence, sources,
-			embedder, dim, vector, first_seen, last_seen, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14)`,
+			embedder, dim, vector, first_seen, last_seen, created_at, updated_at, version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15)`,
 		s.Tenant, s.User, p.ID, p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources,
-		p.Embedder, len(p.Vector), vectorBytes(p.Vector), nanos(first.UTC()), nanos(last.UTC()), nanos(now))
+		p.Embedder, len(p.Vector), vectorBytes(p.Vector), nanos(first.UTC()), nanos(last.UTC()), nanos(now), version)
 	if err != nil {
 		return fmt.Errorf("insert preference %q: %w", p.Concept, err)
 	}
 	return nil
 }
 
-func updatePreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+// updatePreference rewrites a preference at the user's preference
+// version (as bumpPreferenceVersion returned it).
+func updatePreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, version int64, now time.Time) error {
 	if err := checkPreference(p); err != nil {
 		return err
 	}
@@ -207,10 +221,10 @@ func updatePreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento
 		return err
 	}
 	tag, err := tx.Exec(ctx, `UPDATE preferences SET concept = $1, kind = $2, weight = $3, evidence = $4, sources = $5,
-			embedder = $6, dim = $7, vector = $8, first_seen = $9, last_seen = $10, updated_at = $11
+			embedder = $6, dim = $7, vector = $8, first_seen = $9, last_seen = $10, updated_at = $11, version = $15
 		WHERE tenant_id = $12 AND user_id = $13 AND id = $14`,
 		p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources, p.Embedder, len(p.Vector), vectorBytes(p.Vector),
-		nanos(p.FirstSeen.UTC()), nanos(p.LastSeen.UTC()), nanos(now), s.Tenant, s.User, p.ID)
+		nanos(p.FirstSeen.UTC()), nanos(p.LastSeen.UTC()), nanos(now), s.Tenant, s.User, p.ID, version)
 	if err != nil {
 		return fmt.Errorf("update preference %s: %w", p.ID, err)
 	}
@@ -220,20 +234,24 @@ func updatePreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento
 	return nil
 }
 
-// bumpPreferenceVersion counts a change to the user's preferences and
-// enqueues a clustering job unless one is pending (and not stale).
-func (db *DB) bumpPreferenceVersion(ctx context.Context, tx pgx.Tx, s memento.Scope, now time.Time) error {
+// bumpPreferenceVersion counts a change to the user's preferences,
+// enqueues a clustering job unless one is pending (and not stale) and
+// returns the new version, at which the change writes its rows. The
+// update locks the user's state row until the transaction ends, so no
+// other change of the user takes a version between.
+func (db *DB) bumpPreferenceVersion(ctx context.Context, tx pgx.Tx, s memento.Scope, now time.Time) (int64, error) {
+	var version int64
 	var requested *int64
 	err := tx.QueryRow(ctx, `INSERT INTO preference_state (tenant_id, user_id, version) VALUES ($1, $2, 1)
 		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = preference_state.version + 1
-		RETURNING cluster_requested_at`, s.Tenant, s.User).Scan(&requested)
+		RETURNING version, cluster_requested_at`, s.Tenant, s.User).Scan(&version, &requested)
 	if err != nil {
-		return fmt.Errorf("bump preference version: %w", err)
+		return 0, fmt.Errorf("bump preference version: %w", err)
 	}
 	if requested != nil && now.Sub(fromNanos(*requested)) < prefClusterStale {
-		return nil
+		return version, nil
 	}
-	return db.requestPreferenceClusters(ctx, tx, s, now)
+	return version, db.requestPreferenceClusters(ctx, tx, s, now)
 }
 
 func (db *DB) requestPreferenceClusters(ctx context.Context, tx pgx.Tx, s memento.Scope, now time.Time) error {
@@ -252,7 +270,13 @@ func (db *DB) requestPreferenceClusters(ctx context.Context, tx pgx.Tx, s mement
 
 // queryPreferences lists preferences p matching where, oldest first.
 func queryPreferences(ctx context.Context, q querier, where string, args ...any) ([]memento.Preference, error) {
-	rows, err := q.Query(ctx, `SELECT `+prefColumns+` FROM preferences p `+where+` ORDER BY p.first_seen, p.id COLLATE "C"`, args...)
+	return selectPreferences(ctx, q, prefColumns, where, args...)
+}
+
+// selectPreferences lists preferences p matching where, oldest first,
+// reading columns (prefColumns or prefRowColumns).
+func selectPreferences(ctx context.Context, q querier, columns, where string, args ...any) ([]memento.Preference, error) {
+	rows, err := q.Query(ctx, `SELECT `+columns+` FROM preferences p `+where+` ORDER BY p.first_seen, p.id COLLATE "C"`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list preferences: %w", err)
 	}
@@ -308,10 +332,11 @@ func (db *DB) PatchPreference(ctx context.Context, s memento.Scope, id string, p
 		if p.Concept == nil && p.Weight == nil {
 			return nil
 		}
-		if err := updatePreference(ctx, tx, s, out, now); err != nil {
+		version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
+		if err != nil {
 			return err
 		}
-		return db.bumpPreferenceVersion(ctx, tx, s, now)
+		return updatePreference(ctx, tx, s, out, version, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("patch preference %s: %w", id, err)
@@ -339,12 +364,52 @@ func (db *DB) DeletePreference(ctx context.Context, s memento.Scope, id string) 
 				WHERE m.tenant_id = c.tenant_id AND m.user_id = c.user_id AND m.cluster_id = c.id)`, s.Tenant, s.User); err != nil {
 			return err
 		}
-		return db.bumpPreferenceVersion(ctx, tx, s, db.now())
+		_, err = db.bumpPreferenceVersion(ctx, tx, s, db.now())
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("delete preference %s: %w", id, err)
 	}
 	return nil
+}
+
+// PreferencesSince reads, in one snapshot, the user's version counters,
+// the number of their preferences and those written after version (all of
+// them when version is 0 or less), for an incremental clustering
+// (prefs.PreferencesSince). The rows are read without their cluster ids.
+func (db *DB) PreferencesSince(ctx context.Context, s memento.Scope, version int64) (*memento.PreferencesRead, error) {
+	s, err := checkScope(s)
+	if err != nil {
+		return nil, err
+	}
+	out := &memento.PreferencesRead{Changed: []memento.Preference{}}
+	err = db.readTx(ctx, func(tx pgx.Tx) error {
+		var since int64
+		switch err := tx.QueryRow(ctx, `SELECT u.created_at, coalesce(ps.version, 0), coalesce(ps.clustered_version, 0) FROM users u
+			LEFT JOIN preference_state ps ON ps.tenant_id = u.tenant_id AND ps.user_id = u.id
+			WHERE u.tenant_id = $1 AND u.id = $2`, s.Tenant, s.User).Scan(&since, &out.Version.Version, &out.Version.Clustered); {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		}
+		out.Version.Since = fromNanos(since)
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM preferences WHERE tenant_id = $1 AND user_id = $2`,
+			s.Tenant, s.User).Scan(&out.Total); err != nil {
+			return err
+		}
+		if version > 0 && out.Version.Version <= version {
+			return nil // nothing written since
+		}
+		changed, err := selectPreferences(ctx, tx, prefRowColumns, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.version > $3`,
+			s.Tenant, s.User, max(version, -1))
+		out.Changed = changed
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read preferences of %s since version %d: %w", s.User, version, err)
+	}
+	return out, nil
 }
 
 // PreferenceVersion returns the user's version counters.
@@ -548,8 +613,12 @@ func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []m
 				return fmt.Errorf("clear preferences: %w", err)
 			}
 		}
+		version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
+		if err != nil {
+			return err
+		}
 		for _, p := range prefs {
-			if err := insertPreference(ctx, tx, s, p, now); err != nil {
+			if err := insertPreference(ctx, tx, s, p, version, now); err != nil {
 				return err
 			}
 		}
@@ -559,7 +628,7 @@ func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []m
 				return fmt.Errorf("restore source %s: %w", src, err)
 			}
 		}
-		return db.bumpPreferenceVersion(ctx, tx, s, now)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("restore preferences of %s/%s: %w", s.Tenant, s.User, err)

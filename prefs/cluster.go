@@ -32,7 +32,12 @@ func (c Config) Group(prefs []memento.Preference) [][]int {
 	for i, p := range prefs {
 		vectors[i] = p.Vector
 	}
-	labels := DBSCAN(vectors, c.Eps, c.MinPts)
+	return groupsOf(DBSCAN(vectors, c.Eps, c.MinPts))
+}
+
+// groupsOf turns DBSCAN's labels into the indices of each cluster's
+// members, leaving noise out.
+func groupsOf(labels []int) [][]int {
 	var groups [][]int
 	for i, l := range labels {
 		if l == Noise {

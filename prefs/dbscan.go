@@ -86,12 +86,7 @@ func DBSCAN(vectors [][]float32, eps float32, minPts int) []int {
 // labels.
 func NaiveDBSCAN(vectors [][]float32, eps float32, minPts int) []int {
 	minDot, minPts := dbscanParams(eps, minPts)
-	const undefined = -2
-	labels := make([]int, len(vectors))
-	for i := range labels {
-		labels[i] = undefined
-	}
-	region := func(p int) []int {
+	return regionDBSCAN(len(vectors), minPts, func(p int) []int {
 		var out []int
 		for q := range vectors {
 			if q == p || within(vectors[p], vectors[q], minDot) {
@@ -99,10 +94,22 @@ func NaiveDBSCAN(vectors [][]float32, eps float32, minPts int) []int {
 			}
 		}
 		return out
+	})
+}
+
+// regionDBSCAN is the sequential algorithm over n points whose region
+// queries region answers: the points within eps of p, p included, in
+// increasing order. NaiveDBSCAN answers them by brute force, a user's
+// held neighbour lists (clusterState) from what they hold.
+func regionDBSCAN(n, minPts int, region func(p int) []int) []int {
+	const undefined = -2
+	labels := make([]int, n)
+	for i := range labels {
+		labels[i] = undefined
 	}
-	queued := make([]bool, len(vectors))
+	queued := make([]bool, n)
 	c := 0
-	for p := range vectors {
+	for p := range n {
 		if labels[p] != undefined {
 			continue
 		}

@@ -9,10 +9,12 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/hygiene"
+	"github.com/memento-ai/memento/internal/lru"
 )
 
 // Model is what the preference memory asks of a language model.
@@ -37,6 +39,27 @@ type Service struct {
 	Config  Config
 	Clock   memento.Clock
 	Logger  *slog.Logger
+
+	// ClusterCache bounds the preferences the service holds between
+	// clusterings of their users, with their vectors and neighbours
+	// (default DefaultClusterCache); past it, the users clustered least
+	// recently are dropped and read in full at their next clustering.
+	// Held preferences are used only when Store implements
+	// PreferencesSince.
+	ClusterCache int
+	// ClusterFullEvery and ClusterFullAfter bound the incremental
+	// clusterings of a user: after ClusterFullEvery of them (default
+	// DefaultClusterFullEvery) or ClusterFullAfter (default
+	// DefaultClusterFullAfter) the next reads every preference again
+	// and checks what was held (ClusterStats' Mismatches).
+	ClusterFullEvery int
+	ClusterFullAfter time.Duration
+
+	// held holds the users' clusterStates, weighed by their preferences;
+	// the counts are ClusterStats'.
+	held                        lru.Cache[*clusterState]
+	fullReads, incrementalReads atomic.Int64
+	mismatches                  atomic.Int64
 }
 
 // eventSourcePrefix marks event ids among a memory's sources, so that a
@@ -439,19 +462,25 @@ func (sv *Service) clustersOf(clusters []memento.PreferenceCluster, all []mement
 // group (reusing the description of a group whose members and signs have
 // not changed) and stores the clusters. It runs as the debounced
 // JobPreferenceClusters job; the store enqueues another when preferences
-// changed while it ran.
+// changed while it ran. Over a store with PreferencesSince it groups what
+// it holds of the user, brought up to date with the preferences changed
+// since (catchUp).
 func (sv *Service) Recluster(ctx context.Context, s memento.Scope) error {
-	ver, err := sv.Store.PreferenceVersion(ctx, s)
-	if err != nil {
-		return fmt.Errorf("recluster %s: %w", s.User, err)
+	var e *lru.Entry[*clusterState]
+	var st *clusterState
+	if _, ok := sv.Store.(PreferencesSince); ok {
+		e = sv.stateFor(s)
+		st = e.Value
+		st.mu.Lock()
+		defer st.mu.Unlock()
 	}
-	groups, described, err := sv.regroup(ctx, s)
+	groups, described, version, err := sv.regroup(ctx, s, e)
 	if err != nil {
 		return fmt.Errorf("recluster %s: %w", s.User, err)
 	}
 	var clusters []memento.PreferenceCluster
 	for _, members := range groups {
-		c := memento.PreferenceCluster{ID: ClusterID(members), Signature: Signature(members), Version: ver.Version}
+		c := memento.PreferenceCluster{ID: ClusterID(members), Signature: Signature(members), Version: version}
 		if prev, ok := described[c.Signature]; ok && len(prev.Members) == len(members) {
 			c.Description, c.Members = prev.Description, prev.Members
 			clusters = append(clusters, c)
@@ -467,41 +496,84 @@ func (sv *Service) Recluster(ctx context.Context, s memento.Scope) error {
 		}
 		clusters = append(clusters, c)
 	}
-	if err := sv.Store.SavePreferenceClusters(ctx, s, ver.Version, clusters); err != nil {
+	if err := sv.Store.SavePreferenceClusters(ctx, s, version, clusters); err != nil {
+		if st != nil {
+			st.saved = nil
+		}
 		return fmt.Errorf("recluster %s: %w", s.User, err)
+	}
+	if st != nil {
+		// What was saved is what the next clustering would read back
+		// (less members deleted since, which a deletion's full read
+		// finds): it keeps these descriptions without the read.
+		st.saved = make(map[string]memento.PreferenceCluster, len(clusters))
+		for _, c := range clusters {
+			st.saved[c.Signature] = c
+		}
 	}
 	return nil
 }
 
-// regroup reads the user's live preferences and stored clusters and
-// groups the preferences again, each group's members by weight, with the
-// stored clusters by signature. Reading every preference with its vector
-// and grouping them is compute (a twentieth of the processor time of the
-// queue at 1.1 M memories), so it runs on one of the background's
-// processors (memento.Compute); the model's descriptions and the save
-// after it, waits, do not.
-func (sv *Service) regroup(ctx context.Context, s memento.Scope) ([][]memento.Preference, map[string]memento.PreferenceCluster, error) {
+// regroup groups the user's live preferences, each group's members by
+// weight, and returns the groups, the clusters stored before by
+// signature and the preference version they were grouped at. Without a
+// state it reads the version, every preference with its vector and the
+// stored clusters, and groups them from scratch; with one (st locked) it
+// reads the preferences changed since what st holds and groups from st's
+// neighbour lists, and reads no clusters when st has those it saved.
+// Grouping is compute, so it runs on one of the background's processors
+// (memento.Compute); the model's descriptions and the save after it,
+// waits, do not.
+func (sv *Service) regroup(ctx context.Context, s memento.Scope, e *lru.Entry[*clusterState]) ([][]memento.Preference, map[string]memento.PreferenceCluster, int64, error) {
+	var st *clusterState
+	if e != nil {
+		st = e.Value
+	}
+	var version int64
+	if st == nil {
+		// The version first: a change committed before the rows are read
+		// is clustered again under a newer version, never lost.
+		ver, err := sv.Store.PreferenceVersion(ctx, s)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		version = ver.Version
+	}
 	held, release, err := memento.Compute(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	defer release()
-	live, err := sv.Live(held, s)
-	if err != nil {
-		return nil, nil, err
+	now := sv.now()
+	var live []memento.Preference
+	var idx [][]int
+	if st == nil {
+		if live, err = sv.liveAt(held, s, now); err != nil {
+			return nil, nil, 0, err
+		}
+		idx = sv.Config.Group(live)
+	} else {
+		if version, err = sv.catchUp(held, s, e, sv.Store.(PreferencesSince), now); err != nil {
+			return nil, nil, 0, err
+		}
+		live, idx = sv.group(st, now)
 	}
-	old, err := sv.Store.PreferenceClusters(held, s)
-	if err != nil {
-		return nil, nil, err
-	}
-	described := make(map[string]memento.PreferenceCluster, len(old))
-	for _, c := range old {
-		if c.Signature != "" {
-			described[c.Signature] = c
+	described := map[string]memento.PreferenceCluster{}
+	if st != nil && st.saved != nil {
+		described = st.saved
+	} else {
+		old, err := sv.Store.PreferenceClusters(held, s)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, c := range old {
+			if c.Signature != "" {
+				described[c.Signature] = c
+			}
 		}
 	}
 	var groups [][]memento.Preference
-	for _, group := range sv.Config.Group(live) {
+	for _, group := range idx {
 		members := make([]memento.Preference, len(group))
 		for i, j := range group {
 			members[i] = live[j]
@@ -511,7 +583,7 @@ func (sv *Service) regroup(ctx context.Context, s memento.Scope) ([][]memento.Pr
 		})
 		groups = append(groups, members)
 	}
-	return groups, described, nil
+	return groups, described, version, nil
 }
 
 // describe asks the model for a cluster's direction, and repairs an answer

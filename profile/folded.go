@@ -2,7 +2,6 @@ package profile
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"maps"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/lru"
 )
 
 // UserEventsSince is what a store offers for incremental profile
@@ -45,10 +45,9 @@ type FoldStats struct {
 // FoldStats returns the worker's figures of incremental profile
 // recomputes.
 func (w *Worker) FoldStats() FoldStats {
-	w.fmu.Lock()
-	defer w.fmu.Unlock()
-	return FoldStats{Users: len(w.folds), Events: w.foldedEvents, FullReads: w.fullReads.Load(),
-		FoldedReads: w.foldedReads.Load(), Evictions: w.evictions, Mismatches: w.ProfileMismatches.Load()}
+	users, events, evictions := w.folds.Stats()
+	return FoldStats{Users: users, Events: events, FullReads: w.fullReads.Load(),
+		FoldedReads: w.foldedReads.Load(), Evictions: evictions, Mismatches: w.ProfileMismatches.Load()}
 }
 
 // folded is what a worker keeps of one user between recomputes: the
@@ -58,14 +57,11 @@ func (w *Worker) FoldStats() FoldStats {
 // learns from the judgements, so its reads and its fold grow with the new
 // events, not with the user's history.
 type folded struct {
-	mu  sync.Mutex // one recompute of the user at a time
-	key string
-	el  *list.Element // in Worker.lru, under Worker.fmu; nil once dropped
+	mu sync.Mutex // one recompute of the user at a time
 
 	g       *judger // nil until the first read
 	titles  map[string]*memento.Title
 	mark    int64
-	events  int       // events folded
 	created time.Time // the user's, at the first read
 	profile *memento.Profile
 	// steps counts the recomputes since the last that read every event,
@@ -74,64 +70,21 @@ type folded struct {
 	full  time.Time
 }
 
-// foldedFor returns the user's folded state, made empty when the worker
-// holds none.
-func (w *Worker) foldedFor(s memento.Scope) *folded {
-	key := s.Tenant + "\x1f" + s.User
-	w.fmu.Lock()
-	defer w.fmu.Unlock()
-	if f, ok := w.folds[key]; ok {
-		w.lru.MoveToFront(f.el)
-		return f
-	}
-	if w.folds == nil {
-		w.folds, w.lru = map[string]*folded{}, list.New()
-	}
-	f := &folded{key: key}
-	f.el = w.lru.PushFront(f)
-	w.folds[key] = f
-	return f
+// foldedFor returns the user's entry in the worker's folds, its folded
+// state made empty when the worker holds none.
+func (w *Worker) foldedFor(s memento.Scope) *lru.Entry[*folded] {
+	return w.folds.Get(s.Tenant+"\x1f"+s.User, func() *folded { return &folded{} })
 }
 
-// drop forgets f's user's folded state.
-func (w *Worker) drop(f *folded) {
-	w.fmu.Lock()
-	defer w.fmu.Unlock()
-	if f.el == nil {
-		return
-	}
-	w.lru.Remove(f.el)
-	f.el = nil
-	delete(w.folds, f.key)
-	w.foldedEvents -= f.events
-}
-
-// resize records that f now holds events folded events and drops the
+// resize records that e's user holds events folded events and drops the
 // users recomputed least recently while the worker holds more than
-// ProfileCache (f itself stays, however many it holds).
-func (w *Worker) resize(f *folded, events int) {
+// ProfileCache (e's user itself stays, however many it holds).
+func (w *Worker) resize(e *lru.Entry[*folded], events int) {
 	limit := w.ProfileCache
 	if limit <= 0 {
 		limit = DefaultProfileCache
 	}
-	w.fmu.Lock()
-	defer w.fmu.Unlock()
-	if f.el != nil {
-		w.foldedEvents += events - f.events
-	}
-	f.events = events
-	for w.foldedEvents > limit {
-		back := w.lru.Back()
-		old := back.Value.(*folded)
-		if old == f {
-			break
-		}
-		w.lru.Remove(back)
-		old.el = nil
-		delete(w.folds, old.key)
-		w.foldedEvents -= old.events
-		w.evictions++
-	}
+	w.folds.Weigh(e, events, limit)
 }
 
 // recomputeFolded is Recompute from the events added since the user's
@@ -144,7 +97,8 @@ func (w *Worker) resize(f *folded, events int) {
 // that the folded judgements learn what the full one learns, counting
 // any difference in ProfileMismatches and keeping the full one.
 func (w *Worker) recomputeFolded(ctx context.Context, s memento.Scope, src UserEventsSince) (*memento.Profile, error) {
-	f := w.foldedFor(s)
+	e := w.foldedFor(s)
+	f := e.Value
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fullEvery, fullAfter := w.profileFullBounds()
@@ -158,13 +112,13 @@ func (w *Worker) recomputeFolded(ctx context.Context, s memento.Scope, src UserE
 		return nil, err
 	}
 	if read.Created.IsZero() { // forgotten (or never was): nothing to keep
-		w.drop(f)
+		w.folds.Drop(e)
 		return w.recomputeAll(ctx, s)
 	}
 	fresh := mark == 0
 	if !fresh && !f.continues(read) {
 		if read, err = src.UserEventsSince(ctx, s, 0); err != nil {
-			w.drop(f)
+			w.folds.Drop(e)
 			return nil, err
 		}
 		fresh = true
@@ -185,7 +139,7 @@ func (w *Worker) recomputeFolded(ctx context.Context, s memento.Scope, src UserE
 	f.g.add(read.Events)
 	lookUpTitles(f.titles, f.g.out[titled:], title)
 	f.mark = read.Mark
-	w.resize(f, len(f.g.seqID))
+	w.resize(e, len(f.g.seqID))
 
 	before := f.profile
 	if before == nil {
@@ -204,7 +158,7 @@ func (w *Worker) recomputeFolded(ctx context.Context, s memento.Scope, src UserE
 	keys, err := Learn(f.g.input(f.titles), DefaultLearners())
 	release()
 	if err != nil {
-		w.drop(f)
+		w.folds.Drop(e)
 		return nil, err
 	}
 	p, err := w.saveLearned(ctx, s, keys, before)

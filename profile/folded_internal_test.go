@@ -38,7 +38,7 @@ func TestCheckFoldCountsMismatch(t *testing.T) {
 	add("b", memento.EventLiked)
 	recompute()
 	// The fold now says the user disliked a.
-	f := w.foldedFor(u)
+	f := w.foldedFor(u).Value
 	f.g.out[f.g.index["a"]].Sentiment = -1
 	add("c", memento.EventDisliked)
 	if got := string(recompute().Keys[KeyDislikedTitles].Value); got != `[{"id":"a","weight":1},{"id":"c","weight":1}]` {

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/lru"
 )
 
 // ProfileJob is the payload of a memento.JobProfile job.
@@ -135,13 +135,9 @@ type Worker struct {
 	// (a bug if ever nonzero; the full read's are the ones kept).
 	ProfileMismatches atomic.Int64
 
-	fmu          sync.Mutex // guards folds, lru, foldedEvents and evictions
-	folds        map[string]*folded
-	lru          *list.List // of *folded, the most recently recomputed first
-	foldedEvents int
-	evictions    int64
-	fullReads    atomic.Int64
-	foldedReads  atomic.Int64
+	folds       lru.Cache[*folded] // weighed by their events
+	fullReads   atomic.Int64
+	foldedReads atomic.Int64
 }
 
 // savedModel is the version and the events mark of a model a worker

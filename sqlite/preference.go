@@ -35,6 +35,11 @@ const prefColumns = `p.id, p.concept, p.kind, p.weight, p.evidence, p.sources, p
 	(SELECT min(m.cluster_id) FROM preference_cluster_members m
 	 WHERE m.tenant_id = p.tenant_id AND m.user_id = p.user_id AND m.preference_id = p.id)`
 
+// prefRowColumns are prefColumns without the cluster id (NULL), which
+// costs a look-up of the memberships per row.
+const prefRowColumns = `p.id, p.concept, p.kind, p.weight, p.evidence, p.sources, p.embedder, p.vector,
+	p.first_seen, p.last_seen, NULL`
+
 // scanPreference reads one row of prefColumns.
 func scanPreference(sc interface{ Scan(...any) error }) (memento.Preference, error) {
 	var p memento.Preference
@@ -316,10 +321,18 @@ func (db *DB) writePreferencesTx(ctx context.Context, tx *sql.Tx, s memento.Scop
 	if err != nil {
 		return nil, err
 	}
+	if changes.Empty() {
+		return nil, nil
+	}
+	// The version first: the rows are written at the version they make.
+	version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
+	if err != nil {
+		return nil, err
+	}
 	var changed []string
 	for _, p := range changes.Insert {
 		p.ID = newID("pref_")
-		if err := db.insertPreference(ctx, tx, s, p, now); err != nil {
+		if err := db.insertPreference(ctx, tx, s, p, version, now); err != nil {
 			return nil, err
 		}
 		p.Cluster = nil
@@ -327,14 +340,11 @@ func (db *DB) writePreferencesTx(ctx context.Context, tx *sql.Tx, s memento.Scop
 		changed = append(changed, p.ID)
 	}
 	for _, p := range changes.Update {
-		if err := db.updatePreference(ctx, tx, s, p, now); err != nil {
+		if err := db.updatePreference(ctx, tx, s, p, version, now); err != nil {
 			return nil, err
 		}
 		res.Updated = append(res.Updated, p)
 		changed = append(changed, p.ID)
-	}
-	if !changes.Empty() {
-		return changed, db.bumpPreferenceVersion(ctx, tx, s, now)
 	}
 	return changed, nil
 }
@@ -375,7 +385,9 @@ func (db *DB) refreshPreferences(ctx context.Context, tx *sql.Tx, s memento.Scop
 	return out, nil
 }
 
-func (db *DB) insertPreference(ctx context.Context, tx *sql.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+// insertPreference writes a new preference at the user's preference
+// version (as bumpPreferenceVersion returned it).
+func (db *DB) insertPreference(ctx context.Context, tx *sql.Tx, s memento.Scope, p memento.Preference, version int64, now time.Time) error {
 	if err := checkPreference(p); err != nil {
 		return err
 	}
@@ -391,17 +403,19 @@ func (db *DB) insertPreference(ctx context.Context, tx *sql.Tx, s memento.Scope,
 		last = first
 	}
 	_, err = db.prepared(tx).ExecContext(ctx, `INSERT INTO preferences (tenant_id, user_id, id, concept, kind, weight, evidence, sources,
-			embedder, dim, vector, first_seen, last_seen, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			embedder, dim, vector, first_seen, last_seen, created_at, updated_at, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.Tenant, s.User, p.ID, p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources,
-		p.Embedder, len(p.Vector), encodePrefVector(p.Vector), nanos(first.UTC()), nanos(last.UTC()), nanos(now), nanos(now))
+		p.Embedder, len(p.Vector), encodePrefVector(p.Vector), nanos(first.UTC()), nanos(last.UTC()), nanos(now), nanos(now), version)
 	if err != nil {
 		return fmt.Errorf("insert preference %q: %w", p.Concept, err)
 	}
 	return nil
 }
 
-func (db *DB) updatePreference(ctx context.Context, tx *sql.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+// updatePreference rewrites a preference at the user's preference
+// version (as bumpPreferenceVersion returned it).
+func (db *DB) updatePreference(ctx context.Context, tx *sql.Tx, s memento.Scope, p memento.Preference, version int64, now time.Time) error {
 	if err := checkPreference(p); err != nil {
 		return err
 	}
@@ -410,10 +424,10 @@ func (db *DB) updatePreference(ctx context.Context, tx *sql.Tx, s memento.Scope,
 		return err
 	}
 	r, err := db.prepared(tx).ExecContext(ctx, `UPDATE preferences SET concept = ?, kind = ?, weight = ?, evidence = ?, sources = ?,
-			embedder = ?, dim = ?, vector = ?, first_seen = ?, last_seen = ?, updated_at = ?
+			embedder = ?, dim = ?, vector = ?, first_seen = ?, last_seen = ?, updated_at = ?, version = ?
 		WHERE tenant_id = ? AND user_id = ? AND id = ?`,
 		p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources, p.Embedder, len(p.Vector), encodePrefVector(p.Vector),
-		nanos(p.FirstSeen.UTC()), nanos(p.LastSeen.UTC()), nanos(now), s.Tenant, s.User, p.ID)
+		nanos(p.FirstSeen.UTC()), nanos(p.LastSeen.UTC()), nanos(now), version, s.Tenant, s.User, p.ID)
 	if err != nil {
 		return fmt.Errorf("update preference %s: %w", p.ID, err)
 	}
@@ -425,20 +439,22 @@ func (db *DB) updatePreference(ctx context.Context, tx *sql.Tx, s memento.Scope,
 	return nil
 }
 
-// bumpPreferenceVersion counts a change to the user's preferences and
-// enqueues a clustering job unless one is pending (and not stale).
-func (db *DB) bumpPreferenceVersion(ctx context.Context, tx *sql.Tx, s memento.Scope, now time.Time) error {
+// bumpPreferenceVersion counts a change to the user's preferences,
+// enqueues a clustering job unless one is pending (and not stale) and
+// returns the new version, at which the change writes its rows.
+func (db *DB) bumpPreferenceVersion(ctx context.Context, tx *sql.Tx, s memento.Scope, now time.Time) (int64, error) {
+	var version int64
 	var requested sql.NullInt64
 	err := db.prepared(tx).QueryRowContext(ctx, `INSERT INTO preference_state (tenant_id, user_id, version) VALUES (?, ?, 1)
 		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = version + 1
-		RETURNING cluster_requested_at`, s.Tenant, s.User).Scan(&requested)
+		RETURNING version, cluster_requested_at`, s.Tenant, s.User).Scan(&version, &requested)
 	if err != nil {
-		return fmt.Errorf("bump preference version: %w", err)
+		return 0, fmt.Errorf("bump preference version: %w", err)
 	}
 	if requested.Valid && now.Sub(fromNanos(requested.Int64)) < prefClusterStale {
-		return nil // a pending job will see this change
+		return version, nil // a pending job will see this change
 	}
-	return db.requestPreferenceClusters(ctx, tx, s, now)
+	return version, db.requestPreferenceClusters(ctx, tx, s, now)
 }
 
 // requestPreferenceClusters enqueues a clustering job in the user's
@@ -458,10 +474,19 @@ func (db *DB) requestPreferenceClusters(ctx context.Context, tx *sql.Tx, s memen
 }
 
 // queryPreferences lists preferences p matching where, oldest first.
-func (db *DB) queryPreferences(ctx context.Context, q interface {
+func (db *DB) queryPreferences(ctx context.Context, q queryer, where string, args ...any) ([]memento.Preference, error) {
+	return db.selectPreferences(ctx, q, prefColumns, where, args...)
+}
+
+// queryer runs queries: the pool, a read or a write transaction.
+type queryer interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, where string, args ...any) ([]memento.Preference, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+prefColumns+` FROM preferences p `+where+` ORDER BY p.first_seen, p.id`, args...)
+}
+
+// selectPreferences lists preferences p matching where, oldest first,
+// reading columns (prefColumns or prefRowColumns).
+func (db *DB) selectPreferences(ctx context.Context, q queryer, columns, where string, args ...any) ([]memento.Preference, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+columns+` FROM preferences p `+where+` ORDER BY p.first_seen, p.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list preferences: %w", err)
 	}
@@ -526,10 +551,11 @@ func (db *DB) PatchPreference(ctx context.Context, s memento.Scope, id string, p
 		if p.Concept == nil && p.Weight == nil {
 			return nil
 		}
-		if err := db.updatePreference(ctx, tx, s, out, now); err != nil {
+		version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
+		if err != nil {
 			return err
 		}
-		return db.bumpPreferenceVersion(ctx, tx, s, now)
+		return db.updatePreference(ctx, tx, s, out, version, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("patch preference %s: %w", id, err)
@@ -560,7 +586,8 @@ func (db *DB) DeletePreference(ctx context.Context, s memento.Scope, id string) 
 				WHERE m.tenant_id = c.tenant_id AND m.user_id = c.user_id AND m.cluster_id = c.id)`, s.Tenant, s.User); err != nil {
 			return err
 		}
-		return db.bumpPreferenceVersion(ctx, tx, s, db.now())
+		_, err = db.bumpPreferenceVersion(ctx, tx, s, db.now())
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("delete preference %s: %w", id, err)
@@ -586,6 +613,46 @@ func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.P
 	}
 	v.Since = fromNanos(since)
 	return v, nil
+}
+
+// PreferencesSince reads, in one snapshot, the user's version counters,
+// the number of their preferences and those written after version (all of
+// them when version is 0 or less), for an incremental clustering
+// (prefs.PreferencesSince). The user's primary-key range serves it; the
+// rows are read without their cluster ids.
+func (db *DB) PreferencesSince(ctx context.Context, s memento.Scope, version int64) (*memento.PreferencesRead, error) {
+	s, err := db.scope(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	out := &memento.PreferencesRead{Changed: []memento.Preference{}}
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		var since int64
+		switch err := tx.QueryRowContext(ctx, `SELECT u.created_at, coalesce(ps.version, 0), coalesce(ps.clustered_version, 0) FROM users u
+			LEFT JOIN preference_state ps ON ps.tenant_id = u.tenant_id AND ps.user_id = u.id
+			WHERE u.tenant_id = ? AND u.id = ?`, s.Tenant, s.User).Scan(&since, &out.Version.Version, &out.Version.Clustered); {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		}
+		out.Version.Since = fromNanos(since)
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM preferences WHERE tenant_id = ? AND user_id = ?`,
+			s.Tenant, s.User).Scan(&out.Total); err != nil {
+			return err
+		}
+		if version > 0 && out.Version.Version <= version {
+			return nil // nothing written since
+		}
+		changed, err := db.selectPreferences(ctx, tx, prefRowColumns, `WHERE p.tenant_id = ? AND p.user_id = ? AND p.version > ?`,
+			s.Tenant, s.User, max(version, -1))
+		out.Changed = changed
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read preferences of %s since version %d: %w", s.User, version, err)
+	}
+	return out, nil
 }
 
 // SavePreferenceClusters replaces the user's clusters. Members that no
@@ -873,8 +940,12 @@ func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []m
 				return fmt.Errorf("clear preferences: %w", err)
 			}
 		}
+		version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
+		if err != nil {
+			return err
+		}
 		for _, p := range prefs {
-			if err := db.insertPreference(ctx, tx, s, p, now); err != nil {
+			if err := db.insertPreference(ctx, tx, s, p, version, now); err != nil {
 				return err
 			}
 		}
@@ -885,7 +956,7 @@ func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []m
 				return fmt.Errorf("restore source %s: %w", src, err)
 			}
 		}
-		return db.bumpPreferenceVersion(ctx, tx, s, now)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("restore preferences of %s/%s: %w", s.Tenant, s.User, err)

@@ -108,6 +108,7 @@ var parts = []struct {
 	{"ExportShownAnswers", testExportShownAnswers},
 	{"EventsSince", testEventsSince},
 	{"UserEventsSince", testUserEventsSince},
+	{"PreferencesSince", testPreferencesSince},
 	{"Keys", testKeys},
 	{"Experiments", testExperiments},
 	{"ConcurrentEnrolment", testConcurrentEnrolment},

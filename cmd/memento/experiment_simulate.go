@@ -243,7 +243,7 @@ func armAgent(base *agent.Agent, arm experiment.Arm, clock memento.Clock) (*agen
 		if !ok {
 			continue
 		}
-		svc := *ps.Prefs
+		svc := cloneExported(ps.Prefs)
 		svc.Clock = clock
 		halfLife, off := arm.HalfLife()
 		svc.Config.Decay.Off = off
@@ -251,7 +251,7 @@ func armAgent(base *agent.Agent, arm experiment.Arm, clock memento.Clock) (*agen
 			svc.Config.Decay.TasteHalfLife = halfLife
 		}
 		scorer := cloneExported(ps)
-		scorer.Prefs = &svc
+		scorer.Prefs = svc
 		ag.Scorers[i] = scorer
 		decayed = true
 	}
