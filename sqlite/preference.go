@@ -618,8 +618,9 @@ func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.P
 // PreferencesSince reads, in one snapshot, the user's version counters,
 // the number of their preferences and those written after version (all of
 // them when version is 0 or less), for an incremental clustering
-// (prefs.PreferencesSince). The user's primary-key range serves it; the
-// rows are read without their cluster ids.
+// (prefs.PreferencesSince). The index on user and version serves it (a
+// read of 0 takes the user's whole range); the rows are read without
+// their cluster ids.
 func (db *DB) PreferencesSince(ctx context.Context, s memento.Scope, version int64) (*memento.PreferencesRead, error) {
 	s, err := db.scope(ctx, s)
 	if err != nil {
