@@ -187,8 +187,9 @@ type PreferencesRead struct {
 	// the user does not exist.
 	Version PreferenceVersion
 	// Changed holds the preferences written or rewritten after the
-	// version asked for (all of them when it was 0 or less), oldest first
-	// as Preferences lists them, without their cluster ids.
+	// version asked for (all of them when it was negative; rows loaded in
+	// bulk or written before the version column are at version 0),
+	// oldest first as Preferences lists them, without their cluster ids.
 	Changed []Preference
 	// Total counts all of the user's preferences at the read, changed or
 	// not, so a caller that holds the earlier ones can tell whether one

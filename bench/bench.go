@@ -23,6 +23,7 @@ import (
 	"github.com/memento-ai/memento/eval"
 	"github.com/memento-ai/memento/pipeline"
 	"github.com/memento-ai/memento/prefs"
+	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/recall"
 )
 
@@ -193,7 +194,11 @@ type Deps struct {
 	// acknowledgement to its memories being recallable with it
 	// (engine.Engine.OnRemembered). Nil measures no lag.
 	OnRemembered func(fn func(memento.Scope, memento.Message))
-	Tenant       string
+	// ModelReads, when set, says how the incremental models' jobs have
+	// read their users so far (engine.Engine.ModelReads): the queue
+	// measurements report it as QueueModels.
+	ModelReads func() (profile.FoldStats, prefs.ClusterStats)
+	Tenant     string
 }
 
 // Latency summarises the timings of one operation, in milliseconds.
@@ -287,6 +292,13 @@ type Machine struct {
 	GoMaxProcs int `json:"gomaxprocs"`
 }
 
+// QueueModels is what the incremental models' jobs read during the queue
+// measurements.
+type QueueModels struct {
+	Profile  profile.FoldStats  `json:"profile"`
+	Clusters prefs.ClusterStats `json:"clusters"`
+}
+
 // Result is the outcome of `memento bench`.
 type Result struct {
 	Scale           Scale   `json:"scale"`
@@ -313,7 +325,13 @@ type Result struct {
 	QueueAtRate *RateResult `json:"queueAtRate,omitempty"`
 	// QueueWriter is what the store's one writer did during the burst of
 	// Queue, on a store that has one (SQLite).
-	QueueWriter   *WriterUse   `json:"queueWriter,omitempty"`
+	QueueWriter *WriterUse `json:"queueWriter,omitempty"`
+	// QueueModels is how the incremental models' jobs read their users
+	// over both queue measurements: profile recomputes that folded the
+	// new events or read all of a user's, clusterings that read the
+	// changed preferences or all of them, and mismatches their checks
+	// found (engine.Engine.ModelReads; the workers start with them).
+	QueueModels   *QueueModels `json:"queueModels,omitempty"`
 	DBSCAN        DBSCANResult `json:"dbscan"`
 	CatalogSearch Latency      `json:"catalogSearch"`
 	StoreBytes    int64        `json:"storeBytes"`
@@ -461,6 +479,10 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 		}
 		if cfg.QueueProfile != nil {
 			pprof.StopCPUProfile()
+		}
+		if d.ModelReads != nil {
+			folds, clusters := d.ModelReads()
+			res.QueueModels = &QueueModels{Profile: folds, Clusters: clusters}
 		}
 	}
 	if res.StoreBytes, err = d.DB.Size(ctx); err != nil {

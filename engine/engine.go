@@ -18,6 +18,7 @@ import (
 	"github.com/memento-ai/memento/catalog"
 	"github.com/memento-ai/memento/pipeline"
 	"github.com/memento-ai/memento/postgres"
+	"github.com/memento-ai/memento/prefs"
 	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/recall"
 )
@@ -55,8 +56,10 @@ type Engine struct {
 	// handlers are the job handlers StartWorkers registered, by kind.
 	handlers map[string]memento.JobHandler
 	// profileJobs is the worker of the profile jobs StartWorkers
-	// registered (WarmModels).
+	// registered (WarmModels); prefsJobs the preference service of the
+	// preference jobs (ModelReads).
 	profileJobs *profile.Worker
+	prefsJobs   *prefs.Service
 
 	closeMu sync.Mutex
 	closers []func(context.Context) error

@@ -72,6 +72,7 @@ func (e *Engine) handlePrefsJobs(ctx context.Context, q memento.Queue) error {
 		return err
 	}
 	svc.Register(q, memento.JobOptions{})
+	e.prefsJobs = svc
 	gauge, counter := statMetrics(svc.ClusterStats)
 	e.registerMetrics("preference clustering metrics",
 		gauge("memento_prefs_cluster_users", "Users whose preferences the clustering job holds between clusterings.", func(s prefs.ClusterStats) float64 { return float64(s.Users) }),
@@ -150,6 +151,26 @@ func (e *Engine) handleProfileJobs(ctx context.Context, q memento.Queue) error {
 		counter("memento_profile_fold_mismatches_total", "Full reads that found a user's folded events learning other keys (a bug if ever above 0).", func(s profile.FoldStats) float64 { return float64(s.Mismatches) }),
 	)
 	return nil
+}
+
+// ModelReads returns how the incremental models' jobs of the workers
+// StartWorkers started have read their users so far: the profile
+// recomputes (folded or full) and the preference clusterings
+// (incremental or full), as /metrics counts them. Both are zero before
+// StartWorkers.
+func (e *Engine) ModelReads() (profile.FoldStats, prefs.ClusterStats) {
+	e.workersMu.Lock()
+	w, svc := e.profileJobs, e.prefsJobs
+	e.workersMu.Unlock()
+	var folds profile.FoldStats
+	var clusters prefs.ClusterStats
+	if w != nil {
+		folds = w.FoldStats()
+	}
+	if svc != nil {
+		clusters = svc.ClusterStats()
+	}
+	return folds, clusters
 }
 
 // WarmModels learns the co-occurrence counts of every tenant of the store

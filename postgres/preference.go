@@ -375,7 +375,8 @@ func (db *DB) DeletePreference(ctx context.Context, s memento.Scope, id string) 
 
 // PreferencesSince reads, in one snapshot, the user's version counters,
 // the number of their preferences and those written after version (all of
-// them when version is 0 or less), for an incremental clustering
+// them when version is negative: rows written before the version column,
+// or loaded in bulk, are at version 0), for an incremental clustering
 // (prefs.PreferencesSince). The rows are read without their cluster ids.
 func (db *DB) PreferencesSince(ctx context.Context, s memento.Scope, version int64) (*memento.PreferencesRead, error) {
 	s, err := checkScope(s)
@@ -398,11 +399,11 @@ func (db *DB) PreferencesSince(ctx context.Context, s memento.Scope, version int
 			s.Tenant, s.User).Scan(&out.Total); err != nil {
 			return err
 		}
-		if version > 0 && out.Version.Version <= version {
+		if version >= 0 && out.Version.Version <= version {
 			return nil // nothing written since
 		}
 		changed, err := selectPreferences(ctx, tx, prefRowColumns, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.version > $3`,
-			s.Tenant, s.User, max(version, -1))
+			s.Tenant, s.User, version)
 		out.Changed = changed
 		return err
 	})

@@ -19,7 +19,7 @@ import (
 type PreferencesSince interface {
 	// PreferencesSince returns, in one snapshot, the user's version
 	// counters, the number of their preferences and those written after
-	// version (all of them when version is 0 or less).
+	// version (all of them when version is negative).
 	PreferencesSince(ctx context.Context, s memento.Scope, version int64) (*memento.PreferencesRead, error)
 }
 
@@ -66,8 +66,7 @@ func (sv *Service) ClusterStats() ClusterStats {
 // preferences written since the version, relinks those whose vectors
 // changed (a comparison with each held preference, where a grouping from
 // scratch compares every pair) and runs DBSCAN over the neighbour lists
-// of the live ones; it also remembers the clusters it saved, so the next
-// reads no stored clusters to find the descriptions it can keep.
+// of the live ones.
 type clusterState struct {
 	mu sync.Mutex // one clustering of the user at a time
 
@@ -78,9 +77,6 @@ type clusterState struct {
 	// minDot and embedder are what near was computed for.
 	minDot   float32
 	embedder string
-	// saved holds the clusters the last clustering saved, by signature
-	// (nil: read the stored ones).
-	saved map[string]memento.PreferenceCluster
 	// steps counts the clusterings since the last that read every
 	// preference, at full.
 	steps int
@@ -97,7 +93,7 @@ func (sv *Service) stateFor(s memento.Scope) *lru.Entry[*clusterState] {
 func (sv *Service) drop(e *lru.Entry[*clusterState]) {
 	sv.held.Drop(e)
 	st := e.Value
-	st.ver, st.rows, st.slot, st.near, st.saved = memento.PreferenceVersion{}, nil, nil, nil, nil
+	st.ver, st.rows, st.slot, st.near = memento.PreferenceVersion{}, nil, nil, nil
 }
 
 // resize records how many preferences e holds now and drops the users
@@ -141,7 +137,7 @@ func (sv *Service) catchUp(ctx context.Context, s memento.Scope, e *lru.Entry[*c
 	held := !st.ver.Since.IsZero() && st.minDot == minDot && st.embedder == embedder
 	every, after := sv.clusterFullBounds()
 	check := held && (st.steps+1 >= every || time.Since(st.full) >= after)
-	version := int64(0)
+	version := int64(-1) // every preference
 	if held {
 		version = st.ver.Version
 	}
@@ -153,7 +149,7 @@ func (sv *Service) catchUp(ctx context.Context, s memento.Scope, e *lru.Entry[*c
 		sv.drop(e)
 		return 0, nil
 	}
-	fresh := version == 0
+	fresh := version < 0
 	if held && !read.Version.Since.Equal(st.ver.Since) {
 		held = false
 	}
@@ -164,7 +160,7 @@ func (sv *Service) catchUp(ctx context.Context, s memento.Scope, e *lru.Entry[*c
 		held = len(st.rows) == read.Total // else one was deleted
 	}
 	if held && check {
-		full, err := src.PreferencesSince(ctx, s, 0)
+		full, err := src.PreferencesSince(ctx, s, -1)
 		if err != nil {
 			sv.drop(e)
 			return 0, err
@@ -174,7 +170,7 @@ func (sv *Service) catchUp(ctx context.Context, s memento.Scope, e *lru.Entry[*c
 		}
 		read, fresh = full, true
 	} else if !held && !fresh {
-		if read, err = src.PreferencesSince(ctx, s, 0); err != nil {
+		if read, err = src.PreferencesSince(ctx, s, -1); err != nil {
 			sv.drop(e)
 			return 0, err
 		}
@@ -198,7 +194,7 @@ func (st *clusterState) reset(prefs []memento.Preference, embedder string, minDo
 	st.rows = make([]memento.Preference, 0, len(prefs))
 	st.slot = make(map[string]int32, len(prefs))
 	st.near = make([][]int32, len(prefs))
-	st.embedder, st.minDot, st.saved = embedder, minDot, nil
+	st.embedder, st.minDot = embedder, minDot
 	for _, p := range prefs {
 		p.Sources, p.Cluster = nil, nil
 		st.slot[p.ID] = int32(len(st.rows))

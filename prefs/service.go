@@ -467,12 +467,10 @@ func (sv *Service) clustersOf(clusters []memento.PreferenceCluster, all []mement
 // since (catchUp).
 func (sv *Service) Recluster(ctx context.Context, s memento.Scope) error {
 	var e *lru.Entry[*clusterState]
-	var st *clusterState
 	if _, ok := sv.Store.(PreferencesSince); ok {
 		e = sv.stateFor(s)
-		st = e.Value
-		st.mu.Lock()
-		defer st.mu.Unlock()
+		e.Value.mu.Lock()
+		defer e.Value.mu.Unlock()
 	}
 	groups, described, version, err := sv.regroup(ctx, s, e)
 	if err != nil {
@@ -497,19 +495,7 @@ func (sv *Service) Recluster(ctx context.Context, s memento.Scope) error {
 		clusters = append(clusters, c)
 	}
 	if err := sv.Store.SavePreferenceClusters(ctx, s, version, clusters); err != nil {
-		if st != nil {
-			st.saved = nil
-		}
 		return fmt.Errorf("recluster %s: %w", s.User, err)
-	}
-	if st != nil {
-		// What was saved is what the next clustering would read back
-		// (less members deleted since, which a deletion's full read
-		// finds): it keeps these descriptions without the read.
-		st.saved = make(map[string]memento.PreferenceCluster, len(clusters))
-		for _, c := range clusters {
-			st.saved[c.Signature] = c
-		}
 	}
 	return nil
 }
@@ -518,9 +504,11 @@ func (sv *Service) Recluster(ctx context.Context, s memento.Scope) error {
 // weight, and returns the groups, the clusters stored before by
 // signature and the preference version they were grouped at. Without a
 // state it reads the version, every preference with its vector and the
-// stored clusters, and groups them from scratch; with one (st locked) it
-// reads the preferences changed since what st holds and groups from st's
-// neighbour lists, and reads no clusters when st has those it saved.
+// stored clusters, and groups them from scratch; with one (locked) it
+// reads the preferences changed since what it holds and groups from its
+// neighbour lists. The stored clusters are read either way: another
+// process may have described them since (descriptions are kept by
+// signature, and the members' order with them).
 // Grouping is compute, so it runs on one of the background's processors
 // (memento.Compute); the model's descriptions and the save after it,
 // waits, do not.
@@ -558,18 +546,14 @@ func (sv *Service) regroup(ctx context.Context, s memento.Scope, e *lru.Entry[*c
 		}
 		live, idx = sv.group(st, now)
 	}
-	described := map[string]memento.PreferenceCluster{}
-	if st != nil && st.saved != nil {
-		described = st.saved
-	} else {
-		old, err := sv.Store.PreferenceClusters(held, s)
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		for _, c := range old {
-			if c.Signature != "" {
-				described[c.Signature] = c
-			}
+	old, err := sv.Store.PreferenceClusters(held, s)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	described := make(map[string]memento.PreferenceCluster, len(old))
+	for _, c := range old {
+		if c.Signature != "" {
+			described[c.Signature] = c
 		}
 	}
 	var groups [][]memento.Preference

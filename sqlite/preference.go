@@ -617,7 +617,8 @@ func (db *DB) PreferenceVersion(ctx context.Context, s memento.Scope) (memento.P
 
 // PreferencesSince reads, in one snapshot, the user's version counters,
 // the number of their preferences and those written after version (all of
-// them when version is 0 or less), for an incremental clustering
+// them when version is negative: rows written before the version column,
+// or loaded in bulk, are at version 0), for an incremental clustering
 // (prefs.PreferencesSince). The index on user and version serves it (a
 // read of 0 takes the user's whole range); the rows are read without
 // their cluster ids.
@@ -642,11 +643,11 @@ func (db *DB) PreferencesSince(ctx context.Context, s memento.Scope, version int
 			s.Tenant, s.User).Scan(&out.Total); err != nil {
 			return err
 		}
-		if version > 0 && out.Version.Version <= version {
+		if version >= 0 && out.Version.Version <= version {
 			return nil // nothing written since
 		}
 		changed, err := db.selectPreferences(ctx, tx, prefRowColumns, `WHERE p.tenant_id = ? AND p.user_id = ? AND p.version > ?`,
-			s.Tenant, s.User, max(version, -1))
+			s.Tenant, s.User, version)
 		out.Changed = changed
 		return err
 	})

@@ -17,7 +17,7 @@ import (
 type PreferenceReader interface {
 	// PreferencesSince returns, in one snapshot, the user's version
 	// counters, the number of their preferences and those written after
-	// version (all of them for 0).
+	// version (all of them for a negative version).
 	PreferencesSince(ctx context.Context, s memento.Scope, version int64) (*memento.PreferencesRead, error)
 }
 
@@ -36,7 +36,7 @@ func testPreferencesSince(t *testing.T, open Opener) {
 	}
 	ctx := t.Context()
 
-	got, err := pr.PreferencesSince(ctx, ann, 0)
+	got, err := pr.PreferencesSince(ctx, ann, -1)
 	if err != nil || !got.Version.Since.IsZero() || got.Total != 0 || len(got.Changed) != 0 {
 		t.Fatalf("PreferencesSince of a user that does not exist = %+v, %v; want a zero read", got, err)
 	}
@@ -73,7 +73,7 @@ func testPreferencesSince(t *testing.T, open Opener) {
 
 	// held is the reader's copy: the rows by id as of version.
 	held := map[string]memento.Preference{}
-	var version int64
+	version := int64(-1) // nothing held: read every row
 	var since time.Time
 	// catchUp reads from the held version and applies the read as an
 	// incremental clustering does; it returns what came back and whether
@@ -86,8 +86,8 @@ func testPreferencesSince(t *testing.T, open Opener) {
 		}
 		if !read.Version.Since.Equal(since) {
 			clear(held)
-			if read, err = pr.PreferencesSince(ctx, ann, 0); err != nil {
-				t.Fatalf("%s: PreferencesSince(0): %v", step, err)
+			if read, err = pr.PreferencesSince(ctx, ann, -1); err != nil {
+				t.Fatalf("%s: PreferencesSince(-1): %v", step, err)
 			}
 		}
 		for _, p := range read.Changed {
@@ -100,9 +100,9 @@ func testPreferencesSince(t *testing.T, open Opener) {
 		if len(held) != read.Total {
 			deleted = true
 			clear(held)
-			full, err := pr.PreferencesSince(ctx, ann, 0)
+			full, err := pr.PreferencesSince(ctx, ann, -1)
 			if err != nil {
-				t.Fatalf("%s: PreferencesSince(0): %v", step, err)
+				t.Fatalf("%s: PreferencesSince(-1): %v", step, err)
 			}
 			for _, p := range full.Changed {
 				held[p.ID] = p

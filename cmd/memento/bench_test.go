@@ -36,6 +36,15 @@ func TestBenchTiny(t *testing.T) {
 		Queue      *struct{ Messages int } `json:"queue"`
 		StoreBytes int64                   `json:"storeBytes"`
 		Targets    map[string]bool         `json:"targets"`
+		// The queue's incremental models, as the engine counted them.
+		QueueModels *struct {
+			Profile struct {
+				FullReads, FoldedReads, Mismatches int64
+			} `json:"profile"`
+			Clusters struct {
+				FullReads, IncrementalReads, Mismatches int64
+			} `json:"clusters"`
+		} `json:"queueModels"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("output %s: %v", out, err)
@@ -48,6 +57,10 @@ func TestBenchTiny(t *testing.T) {
 	}
 	if res.Pipeline.Messages != 12 || res.Queue == nil || res.Queue.Messages != 12 {
 		t.Errorf("pipeline %+v, queue %+v", res.Pipeline, res.Queue)
+	}
+	if m := res.QueueModels; m == nil || m.Profile.FullReads+m.Profile.FoldedReads == 0 ||
+		m.Clusters.FullReads+m.Clusters.IncrementalReads == 0 || m.Profile.Mismatches+m.Clusters.Mismatches != 0 {
+		t.Errorf("queueModels = %+v; want the profile recomputes and clusterings counted, no mismatch", m)
 	}
 	// The four figures' targets and the queue's; a stream below 500 a
 	// second has no rate targets.
