@@ -260,9 +260,11 @@ func (st *clusterState) apply(p memento.Preference) {
 // groups as Config.Group forms them: DBSCAN over the held neighbour lists.
 func (sv *Service) group(st *clusterState, now time.Time) ([]memento.Preference, [][]int) {
 	var slots []int32
+	weights := make([]float64, len(st.rows))
 	for i := range st.rows {
-		if _, ok := sv.effective(&st.rows[i], st.embedder, now); ok {
+		if w, ok := sv.effective(&st.rows[i], st.embedder, now); ok {
 			slots = append(slots, int32(i))
+			weights[i] = w
 		}
 	}
 	// The store lists preferences by first seen, then id.
@@ -276,10 +278,11 @@ func (sv *Service) group(st *clusterState, now time.Time) ([]memento.Preference,
 	}
 	for k, i := range slots {
 		live[k] = st.rows[i]
-		live[k].EffectiveWeight, _ = sv.effective(&live[k], st.embedder, now)
+		live[k].EffectiveWeight = weights[i]
 		pos[i] = int32(k)
 	}
-	_, minPts := dbscanParams(sv.Config.withDefaults().Eps, sv.Config.withDefaults().MinPts)
+	c := sv.Config.withDefaults()
+	_, minPts := dbscanParams(c.Eps, c.MinPts)
 	labels := regionDBSCAN(len(live), minPts, func(p int) []int {
 		out := []int{p}
 		for _, j := range st.near[slots[p]] {
@@ -295,8 +298,9 @@ func (sv *Service) group(st *clusterState, now time.Time) ([]memento.Preference,
 
 // checkHeld compares what st holds, brought up to full's version by
 // incremental reads, with the full read of the same version: the same
-// preferences, and the same groups at now. A difference is counted (ClusterStats'
-// Mismatches) and logged; the caller then keeps the full read.
+// preferences, and the same groups at now. A difference is counted
+// (ClusterStats' Mismatches) and logged; the caller then keeps the full
+// read.
 func (sv *Service) checkHeld(s memento.Scope, st *clusterState, full *memento.PreferencesRead, now time.Time) {
 	same := len(full.Changed) == len(st.rows)
 	for _, p := range full.Changed {
