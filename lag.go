@@ -228,6 +228,26 @@ type WriterReporter interface {
 // itself), Synced 0.
 type WriteTimes struct {
 	Waited, Wrote, Synced time.Duration
+	// Behind is what the writer ran while the write waited (SQLite):
+	// the three parts of Waited that took longest, longest first, each
+	// the time the writer spent on one kind of thing meanwhile. A part
+	// is named by a write (its store operation, as in
+	// WriterStats.ByWrite), or "checkpoint" (the writer's own
+	// checkpoints, and its look at whether one is due), "connection"
+	// (taking the writer's connection, which the job queue's own
+	// transactions also hold, and beginning the transaction), "commit"
+	// (the commits of the batches before), or "committer" (what the
+	// group commit did between those: answering the callers, taking
+	// the next requests, and any wait for a processor). Unused parts
+	// are zero.
+	Behind [3]WaitPart
+}
+
+// WaitPart is a part of a write's wait for the writer: what the writer
+// ran meanwhile, and for how long.
+type WaitPart struct {
+	What string
+	D    time.Duration
 }
 
 type writeTimesKey struct{}

@@ -17,7 +17,7 @@ import (
 // for a pooled connection and the user's lock, Wrote for the statements
 // and the commit, Synced 0. Slowest is the mean
 // of each phase over the slowest 1 % of acknowledgements, which is what
-// the p99 is made of.
+// the p99 is made of, with what the writer ran while they waited (SQLite).
 type AckPhases struct {
 	Waited  Latency     `json:"waited"`
 	Wrote   Latency     `json:"wrote"`
@@ -32,6 +32,19 @@ type SlowestAcks struct {
 	WaitedMs float64 `json:"waitedMs"`
 	WroteMs  float64 `json:"wroteMs"`
 	SyncedMs float64 `json:"syncedMs"`
+	// Behind splits WaitedMs by what the writer ran meanwhile
+	// (memento.WriteTimes.Behind: a write by its store operation,
+	// checkpoint, connection, commit or committer), most first: the
+	// mean over the slowest acknowledgements of each one's three
+	// largest parts, so the parts add up to WaitedMs or a little less.
+	Behind []WaitedBehind `json:"behind,omitempty"`
+}
+
+// WaitedBehind is a part of the slowest acknowledgements' wait for the
+// writer: what the writer ran, and the mean milliseconds of it.
+type WaitedBehind struct {
+	What string  `json:"what"`
+	Ms   float64 `json:"ms"`
 }
 
 // ackPhases summarises the timings of acknowledgements whose calls took
@@ -53,14 +66,24 @@ func ackPhases(times []memento.WriteTimes, ackMs []float64) *AckPhases {
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(ackMs[b], ackMs[a]) })
 	slow := order[:max(1, len(order)/100)]
 	s := SlowestAcks{Samples: len(slow)}
+	behind := map[string]float64{}
 	for _, i := range slow {
 		s.TotalMs += ackMs[i]
 		s.WaitedMs += millis(times[i].Waited)
 		s.WroteMs += millis(times[i].Wrote)
 		s.SyncedMs += millis(times[i].Synced)
+		for _, part := range times[i].Behind {
+			if part.What != "" {
+				behind[part.What] += millis(part.D)
+			}
+		}
 	}
 	n := float64(len(slow))
 	s.TotalMs, s.WaitedMs, s.WroteMs, s.SyncedMs = round3(s.TotalMs/n), round3(s.WaitedMs/n), round3(s.WroteMs/n), round3(s.SyncedMs/n)
+	for what, ms := range behind {
+		s.Behind = append(s.Behind, WaitedBehind{What: what, Ms: round3(ms / n)})
+	}
+	slices.SortFunc(s.Behind, func(a, b WaitedBehind) int { return cmp.Or(cmp.Compare(b.Ms, a.Ms), cmp.Compare(a.What, b.What)) })
 	p.Slowest = s
 	return p
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -18,13 +19,19 @@ func TestAckPhases(t *testing.T) {
 		times[i] = memento.WriteTimes{Wrote: time.Millisecond, Synced: time.Millisecond / 2}
 		ackMs[i] = 1.6
 	}
+	// Both waited behind a checkpoint and writes of memories; one
+	// behind merges too, the other behind a commit.
+	times[17] = memento.WriteTimes{Waited: 40 * time.Millisecond, Wrote: time.Millisecond, Synced: 3 * time.Millisecond,
+		Behind: [3]memento.WaitPart{{What: "checkpoint", D: 25 * time.Millisecond}, {What: "WriteMemoryBatch", D: 10 * time.Millisecond}, {What: "ftsMerger.mergeOnce", D: 5 * time.Millisecond}}}
+	times[150] = memento.WriteTimes{Waited: 40 * time.Millisecond, Wrote: time.Millisecond, Synced: 3 * time.Millisecond,
+		Behind: [3]memento.WaitPart{{What: "WriteMemoryBatch", D: 30 * time.Millisecond}, {What: "checkpoint", D: 9 * time.Millisecond}, {What: "commit", D: time.Millisecond}}}
 	for _, i := range []int{17, 150} {
-		times[i] = memento.WriteTimes{Waited: 40 * time.Millisecond, Wrote: time.Millisecond, Synced: 3 * time.Millisecond}
 		ackMs[i] = 44.5
 	}
 	p := ackPhases(times, ackMs)
-	want := SlowestAcks{Samples: 2, TotalMs: 44.5, WaitedMs: 40, WroteMs: 1, SyncedMs: 3}
-	if p == nil || p.Slowest != want {
+	want := SlowestAcks{Samples: 2, TotalMs: 44.5, WaitedMs: 40, WroteMs: 1, SyncedMs: 3,
+		Behind: []WaitedBehind{{"WriteMemoryBatch", 20}, {"checkpoint", 17}, {"ftsMerger.mergeOnce", 2.5}, {"commit", 0.5}}}
+	if p == nil || !reflect.DeepEqual(p.Slowest, want) {
 		t.Fatalf("slowest = %+v, want %+v", p, want)
 	}
 	if p.Waited.Samples != 200 || p.Waited.MaxMs != 40 || p.Wrote.P50Ms != 1 || p.Synced.P50Ms != 0.5 {

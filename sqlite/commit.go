@@ -124,10 +124,13 @@ type commitRequest struct {
 	// log after it (logsync.go); 0 when the commit waited itself.
 	syncAfter int64
 	// times, when the caller asked for them (memento.WithWriteTimes),
-	// and started, when the committer began the request, are for the
-	// caller's record of where the write's time went.
+	// sent, when the caller sent the request, started, when the
+	// committer began it, and behind, what the writer ran in between,
+	// are for the caller's record of where the write's time went.
 	times   *memento.WriteTimes
+	sent    time.Time
 	started time.Time
+	behind  [3]memento.WaitPart
 	// prio is the queue the request came by (prioUrgent, ...).
 	prio int
 }
@@ -191,6 +194,10 @@ type committer struct {
 	share           writerShare
 	favour          bool
 	favouredBatches atomic.Int64
+	// spans are the writer's latest stretches of work, for the record
+	// of what a write waited behind (timeline.go); only the committer's
+	// goroutine uses them.
+	spans timeline
 }
 
 func newCommitter(pin func(ctx context.Context, durable bool) (*pinnedWriter, error), prepare func(ctx context.Context), logSync *logSyncer, pages *logPages) *committer {
@@ -272,9 +279,8 @@ func (db *DB) commitAt(ctx context.Context, prio int, lazy bool, fn func(ctx con
 	foreground(ctx)
 	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: db.syncLevels.switches() && lazy,
 		times: memento.WriteTimesFrom(ctx), prio: prio}
-	var sent time.Time
 	if r.times != nil {
-		sent = time.Now()
+		r.sent = time.Now()
 	}
 	answered, err := db.commits.submit(ctx, prio, r)
 	if !answered {
@@ -285,7 +291,7 @@ func (db *DB) commitAt(ctx context.Context, prio int, lazy bool, fn func(ctx con
 	}
 	at := time.Now()
 	err = db.synced(r, err)
-	recordWriteTimes(r.times, sent, r.started, at, time.Now())
+	recordWriteTimes(r, at, time.Now())
 	return err
 }
 
@@ -345,13 +351,15 @@ func (c *committer) post(fn func(ctx context.Context, tx *sql.Tx) error) bool {
 	return true
 }
 
-// recordWriteTimes fills t from the moments a write was sent to the
-// committer, started (zero if it never was), answered and synced.
-func recordWriteTimes(t *memento.WriteTimes, sent, started, answered, synced time.Time) {
+// recordWriteTimes fills r's times from the moments it was sent to the
+// committer, started (zero if it never was), answered and synced, and
+// what the writer ran while it waited.
+func recordWriteTimes(r *commitRequest, answered, synced time.Time) {
+	started := r.started
 	if started.IsZero() {
 		started = answered // never begun: it waited throughout
 	}
-	*t = memento.WriteTimes{Waited: started.Sub(sent), Wrote: answered.Sub(started), Synced: synced.Sub(answered)}
+	*r.times = memento.WriteTimes{Waited: started.Sub(r.sent), Wrote: answered.Sub(started), Synced: synced.Sub(answered), Behind: r.behind}
 }
 
 // synced returns a request's answer err once its write is on disk: at
@@ -520,6 +528,9 @@ func (c *committer) run(first *commitRequest) {
 		if !r.start() {
 			continue
 		}
+		if r.times != nil {
+			r.behind = c.spans.behind(r.sent, r.started)
+		}
 		switch err, fatal := c.runRequest(tx, r); {
 		case fatal:
 			// The transaction is gone with everything in it: r gets its
@@ -605,8 +616,12 @@ func (c *committer) begin(batch []*commitRequest, durable bool) (*sql.Tx, *pinne
 	// The transaction belongs to the committer, not to a caller: a
 	// caller's cancellation must not roll back the others' writes.
 	ctx := context.Background()
+	start := time.Now()
 	if c.prepare != nil {
 		c.prepare(ctx)
+		at := time.Now()
+		c.spans.add(spanCheckpoint, start, at)
+		start = at
 	}
 	pinned, err := c.pin(ctx, durable)
 	var tx *sql.Tx
@@ -616,6 +631,7 @@ func (c *committer) begin(batch []*commitRequest, durable bool) (*sql.Tx, *pinne
 			pinned.release()
 		}
 	}
+	c.spans.add(spanConnection, start, time.Now())
 	if err != nil {
 		err = fmt.Errorf("begin: %w", err)
 		for _, r := range batch {
@@ -633,7 +649,9 @@ func (c *committer) commit(tx *sql.Tx, pinned *pinnedWriter, ran []*commitReques
 	start := time.Now()
 	before, marked := c.pages.mark()
 	err := tx.Commit()
-	c.committing.Add(int64(time.Since(start)))
+	end := time.Now()
+	c.committing.Add(int64(end.Sub(start)))
+	c.spans.add(spanCommit, start, end)
 	if err != nil {
 		err = fmt.Errorf("commit: %w", err)
 	} else {
@@ -750,7 +768,9 @@ func (c *committer) runRequest(tx *sql.Tx, r *commitRequest) (err error, fatal b
 	start := time.Now()
 	err, fatal = runRequest(tx, r)
 	end := time.Now()
-	c.uses.add(writeName(r.fn), end.Sub(start))
+	name := writeName(r.fn)
+	c.spans.add(name, start, end)
+	c.uses.add(name, end.Sub(start))
 	c.share.add(r.prio == prioBackground, end.Sub(start), end)
 	return err, fatal
 }

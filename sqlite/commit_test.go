@@ -530,6 +530,11 @@ func TestWriteTimes(t *testing.T) {
 	if times.Wrote <= 0 || times.Synced <= 0 {
 		t.Errorf("wrote %v, synced %v: want both measured", times.Wrote, times.Synced)
 	}
+	// The wait is split by what the writer ran: most of it the held
+	// write, named by the function that sent it.
+	if b := times.Behind[0]; b.What != "TestWriteTimes" || b.D < held || b.D > times.Waited {
+		t.Errorf("waited behind %+v; want most of the wait behind TestWriteTimes, at least %v and at most the %v waited", times.Behind, held, times.Waited)
+	}
 	if sum := times.Waited + times.Wrote + times.Synced; sum > total {
 		t.Errorf("the phases add up to %v, more than the call's %v", sum, total)
 	}

@@ -578,9 +578,8 @@ func (in *intake) append(ctx context.Context, s memento.Scope, thread string, ms
 	}
 	foreground(ctx)
 	req := &commitRequest{ctx: ctx, fn: write, done: make(chan error, 1), times: memento.WriteTimesFrom(ctx)}
-	var sent time.Time
 	if req.times != nil {
-		sent = time.Now()
+		req.sent = time.Now()
 	}
 	if _, err := in.commits.submit(ctx, prioUrgent, req); err != nil {
 		return nil, err
@@ -595,7 +594,7 @@ func (in *intake) append(ctx context.Context, s memento.Scope, thread string, ms
 		}
 	}
 	if req.times != nil {
-		recordWriteTimes(req.times, sent, req.started, answered, time.Now())
+		recordWriteTimes(req, answered, time.Now())
 	}
 	return res, nil
 }
