@@ -266,6 +266,7 @@ func (m *Main) commands() *cobra.Command {
 		m.mcpCommand(),
 		m.keysCommand(),
 		m.migrateCommand(),
+		m.optimizeCommand(),
 	)
 	return root
 }
