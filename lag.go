@@ -238,8 +238,10 @@ type WriteTimes struct {
 	// transactions also hold, and beginning the transaction), "commit"
 	// (the commits of the batches before), or "committer" (what the
 	// group commit did between those: answering the callers, taking
-	// the next requests, and any wait for a processor). Unused parts
-	// are zero.
+	// the next requests, and any wait for a processor); "unrecorded"
+	// is a part older than the writer's record of its work reaches,
+	// and "other" gathers kinds past the sixteenth. Unused parts are
+	// zero.
 	Behind [3]WaitPart
 }
 
