@@ -1054,7 +1054,7 @@ func measureRate(ctx context.Context, d Deps, v *Vocab, r *rand.Rand, tag string
 					jobs = func(m memento.Message) []memento.JobRequest { return d.MessageJobs(s, thread, m) }
 				}
 				sent := time.Now()
-				if _, err := d.DB.AppendMessages(memento.WithWriteTimes(ctx, &times[i]), s, thread, []memento.Message{m}, jobs); err != nil {
+				if _, err := d.DB.AppendMessages(memento.WithWaitSplit(memento.WithWriteTimes(ctx, &times[i])), s, thread, []memento.Message{m}, jobs); err != nil {
 					errs <- fmt.Errorf("queue ingest at a rate: %w", err)
 					return
 				}

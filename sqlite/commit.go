@@ -130,6 +130,7 @@ type commitRequest struct {
 	times   *memento.WriteTimes
 	sent    time.Time
 	started time.Time
+	split   bool // fill behind (memento.WithWaitSplit)
 	behind  [3]memento.WaitPart
 	// prio is the queue the request came by (prioUrgent, ...).
 	prio int
@@ -280,7 +281,7 @@ func (db *DB) commitAt(ctx context.Context, prio int, lazy bool, fn func(ctx con
 	r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: db.syncLevels.switches() && lazy,
 		times: memento.WriteTimesFrom(ctx), prio: prio}
 	if r.times != nil {
-		r.sent = time.Now()
+		r.sent, r.split = time.Now(), memento.WaitSplitFrom(ctx)
 	}
 	answered, err := db.commits.submit(ctx, prio, r)
 	if !answered {
@@ -528,7 +529,7 @@ func (c *committer) run(first *commitRequest) {
 		if !r.start() {
 			continue
 		}
-		if r.times != nil {
+		if r.split {
 			r.behind = c.spans.behind(r.sent, r.started)
 		}
 		switch err, fatal := c.runRequest(tx, r); {

@@ -513,7 +513,7 @@ func TestWriteTimes(t *testing.T) {
 	done := make(chan time.Duration)
 	go func() {
 		start := time.Now()
-		ctx := memento.WithWriteTimes(context.Background(), &times)
+		ctx := memento.WithWaitSplit(memento.WithWriteTimes(context.Background(), &times))
 		if _, err := db.AppendMessages(ctx, s, "t", []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "hello"}}, nil); err != nil {
 			t.Error(err)
 		}
@@ -547,6 +547,16 @@ func TestWriteTimes(t *testing.T) {
 	}
 	if times != before {
 		t.Errorf("a write without the context changed the record: %+v, was %+v", times, before)
+	}
+
+	// Times asked for without the split leave Behind empty: the server's
+	// metrics do not pay for it.
+	var plain memento.WriteTimes
+	if _, err := db.AppendMessages(memento.WithWriteTimes(context.Background(), &plain), s, "t", []memento.Message{{ID: "m3", Role: memento.RoleUser, Text: "once more"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if plain.Wrote <= 0 || plain.Behind != ([3]memento.WaitPart{}) {
+		t.Errorf("times without the split = %+v; want the phases and no split", plain)
 	}
 }
 

@@ -579,7 +579,7 @@ func (in *intake) append(ctx context.Context, s memento.Scope, thread string, ms
 	foreground(ctx)
 	req := &commitRequest{ctx: ctx, fn: write, done: make(chan error, 1), times: memento.WriteTimesFrom(ctx)}
 	if req.times != nil {
-		req.sent = time.Now()
+		req.sent, req.split = time.Now(), memento.WaitSplitFrom(ctx)
 	}
 	if _, err := in.commits.submit(ctx, prioUrgent, req); err != nil {
 		return nil, err

@@ -52,3 +52,20 @@ func TestTimelineBehind(t *testing.T) {
 		t.Errorf("behind a wait older than the ring = %+v; want %+v", got, want)
 	}
 }
+
+// BenchmarkTimelineBehind splits a wait over 200 stretches of a full
+// ring: what the committer spends on an acknowledgement that waited
+// behind that many writes.
+func BenchmarkTimelineBehind(b *testing.B) {
+	t0 := time.Unix(1000, 0)
+	var tl timeline
+	names := []string{"WriteMemoryBatch", "AppendMessages", spanCommit, spanConnection, "ftsMerger.mergeOnce"}
+	for i := range timelineSpans {
+		tl.add(names[i%len(names)], t0.Add(time.Duration(i)*100*time.Microsecond), t0.Add(time.Duration(i)*100*time.Microsecond+90*time.Microsecond))
+	}
+	from := t0.Add(time.Duration(timelineSpans-200) * 100 * time.Microsecond)
+	to := t0.Add(time.Duration(timelineSpans) * 100 * time.Microsecond)
+	for b.Loop() {
+		tl.behind(from, to)
+	}
+}
