@@ -172,6 +172,12 @@ func (db *DB) LevelFullText(ctx context.Context) (int, error) {
 			if err := ctx.Err(); err != nil {
 				return rewrites, err
 			}
+			pages := 0
+			for _, sg := range segs {
+				pages += sg.pages
+			}
+			db.logger.Info("sqlite: rewriting a full-text index written in bulk onto its level; the writer is held meanwhile",
+				"index", index, "pages", pages, "level", ftsWantLevel(pages))
 			db.settleWAL(ctx)
 			err = db.writeTxAt(ctx, false, func(tx *sql.Tx) error {
 				if alone {
