@@ -154,6 +154,17 @@ func TestRunTiny(t *testing.T) {
 			p.Slowest.WaitedMs+p.Slowest.WroteMs+p.Slowest.SyncedMs > p.Slowest.TotalMs+0.01 {
 			t.Errorf("acknowledgement phases = %+v; want all 60, the slowest the longest acknowledgement (%v ms) and its phases within it", p, q.IngestAck.MaxMs)
 		}
+		// Its wait is split by what the writer ran (the bench asks for
+		// the split), within the wait.
+		if p != nil {
+			split := 0.0
+			for _, b := range p.Slowest.Behind {
+				split += b.Ms
+			}
+			if len(p.Slowest.Behind) == 0 || split > p.Slowest.WaitedMs+0.01 {
+				t.Errorf("the slowest acknowledgement's wait %v ms split as %+v; want a split within it", p.Slowest.WaitedMs, p.Slowest.Behind)
+			}
+		}
 		if sc := q.Scheduling; sc == nil || sc.Wakeups == 0 || sc.P99Ms < sc.P50Ms || sc.P999Ms < sc.P99Ms {
 			t.Errorf("scheduling = %+v; want the scheduler's latency over the stream", sc)
 		}

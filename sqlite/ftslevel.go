@@ -133,17 +133,17 @@ func ftsWantLevel(pages int) int {
 	return (bits.Len(uint(pages)) - 1) / 2
 }
 
-// ftsLow reports whether an index's largest segment lies below the level
-// its pages warrant, and whether it is alone.
-func ftsLow(segs []ftsSegment) (low, alone bool) {
-	largest, pages := ftsSegment{}, 0
+// ftsLow returns an index's pages, and reports whether its largest
+// segment lies below the level those warrant and whether it is alone.
+func ftsLow(segs []ftsSegment) (pages int, low, alone bool) {
+	var largest ftsSegment
 	for _, s := range segs {
 		pages += s.pages
 		if s.pages > largest.pages || s.pages == largest.pages && s.level > largest.level {
 			largest = s
 		}
 	}
-	return len(segs) > 0 && largest.level < ftsWantLevel(pages), len(segs) == 1
+	return pages, len(segs) > 0 && largest.level < ftsWantLevel(pages), len(segs) == 1
 }
 
 // ftsLevelRow is the rowid of the row LevelFullText adds and deletes: no
@@ -165,16 +165,12 @@ func (db *DB) LevelFullText(ctx context.Context) (int, error) {
 			if err != nil {
 				return rewrites, err
 			}
-			low, alone := ftsLow(segs)
+			pages, low, alone := ftsLow(segs)
 			if !low {
 				break
 			}
 			if err := ctx.Err(); err != nil {
 				return rewrites, err
-			}
-			pages := 0
-			for _, sg := range segs {
-				pages += sg.pages
 			}
 			db.logger.Info("sqlite: rewriting a full-text index written in bulk onto its level; the writer is held meanwhile",
 				"index", index, "pages", pages, "level", ftsWantLevel(pages))

@@ -73,11 +73,8 @@ func (t *timeline) behind(from, to time.Time) [3]memento.WaitPart {
 				return
 			}
 		}
-		if k == len(parts)-1 {
-			what = spanOther // the last slot gathers the rest
-			if parts[k].What == "" {
-				parts[k].What = what
-			}
+		if k == len(parts)-1 { // the last slot gathers the rest
+			parts[k].What = spanOther
 			parts[k].D += d
 			return
 		}
