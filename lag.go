@@ -139,6 +139,13 @@ type WriterStats struct {
 	// took.
 	Checkpoints       int64   `json:"checkpoints"`
 	CheckpointSeconds float64 `json:"checkpointSeconds"`
+	// DatabaseWritebacks counts the times the background checkpointer,
+	// off the writer, started writing to the disk the database pages it
+	// had copied from the log, so that the writer's own checkpoints have
+	// fewer to sync; DatabaseWritebackSeconds is the time those calls
+	// took (they do not wait for the disk, but may for its queue).
+	DatabaseWritebacks       int64   `json:"databaseWritebacks"`
+	DatabaseWritebackSeconds float64 `json:"databaseWritebackSeconds"`
 	// LogPages counts the pages the group commits appended to the log:
 	// every page a commit changed, whole, however little of it changed.
 	// They are what the log's syncs wait for and what the checkpoints
@@ -186,6 +193,7 @@ func (s WriterStats) Sub(o WriterStats) WriterStats {
 		LogSyncTimes:   s.LogSyncTimes.Sub(o.LogSyncTimes),
 		IntakeLogSyncs: s.IntakeLogSyncs - o.IntakeLogSyncs, IntakeLogSyncSeconds: s.IntakeLogSyncSeconds - o.IntakeLogSyncSeconds, IntakeLogSyncTimes: s.IntakeLogSyncTimes.Sub(o.IntakeLogSyncTimes),
 		Checkpoints: s.Checkpoints - o.Checkpoints, CheckpointSeconds: s.CheckpointSeconds - o.CheckpointSeconds,
+		DatabaseWritebacks: s.DatabaseWritebacks - o.DatabaseWritebacks, DatabaseWritebackSeconds: s.DatabaseWritebackSeconds - o.DatabaseWritebackSeconds,
 		LogPages: s.LogPages - o.LogPages, IntakeLogPages: s.IntakeLogPages - o.IntakeLogPages,
 		ByWrite:         subWriteUses(s.ByWrite, o.ByWrite),
 		FavouredBatches: s.FavouredBatches - o.FavouredBatches}

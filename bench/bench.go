@@ -823,6 +823,12 @@ type WriterUse struct {
 	// the share of the wall time they held it.
 	Checkpoints     int64   `json:"checkpoints"`
 	CheckpointShare float64 `json:"checkpointShare"`
+	// DatabaseWritebacks are the times the background checkpointer
+	// started writing the pages it had copied to the disk, off the
+	// writer (memento.WriterStats.DatabaseWritebacks), and
+	// DatabaseWritebackShare the share of the wall time those calls took.
+	DatabaseWritebacks     int64   `json:"databaseWritebacks"`
+	DatabaseWritebackShare float64 `json:"databaseWritebackShare"`
 	// LogSync is how long each of those syncs took, and IntakeLogSync
 	// each sync of the intake's log when the store has one (then the
 	// acknowledgements wait for those). A sync flushes the disk's write
@@ -937,7 +943,8 @@ func writerUse(db any, before memento.WriterStats, secs float64) *WriterUse {
 	}
 	d := w.WriterStats().Sub(before)
 	u := &WriterUse{BusyShare: round3(d.BusySeconds / secs), SyncShare: round3(d.SyncSeconds / secs), Commits: d.Commits, Writes: d.Writes, UnsyncedCommits: d.UnsyncedCommits,
-		LogSyncs: d.LogSyncs, LogSyncShare: round3(d.LogSyncSeconds / secs), Checkpoints: d.Checkpoints, CheckpointShare: round3(d.CheckpointSeconds / secs)}
+		LogSyncs: d.LogSyncs, LogSyncShare: round3(d.LogSyncSeconds / secs), Checkpoints: d.Checkpoints, CheckpointShare: round3(d.CheckpointSeconds / secs),
+		DatabaseWritebacks: d.DatabaseWritebacks, DatabaseWritebackShare: round3(d.DatabaseWritebackSeconds / secs)}
 	u.LogSync = syncLatency(d.LogSyncTimes, d.LogSyncSeconds)
 	u.IntakeLogSync = syncLatency(d.IntakeLogSyncTimes, d.IntakeLogSyncSeconds)
 	if d.Commits > 0 {

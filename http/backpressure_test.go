@@ -177,7 +177,7 @@ func TestLogSyncsInMetrics(t *testing.T) {
 	}
 	st := memento.WriterStats{LogSyncs: 4, LogSyncSeconds: 0.0443, LogSyncTimes: store.Read(), LogPages: 1234,
 		ByWrite:         map[string]memento.WriteUse{"AppendMessages": {Writes: 7, Seconds: 0.021}, "ftsMerger.mergeOnce": {Writes: 2, Seconds: 0.5}},
-		FavouredBatches: 9}
+		FavouredBatches: 9, Checkpoints: 3, CheckpointSeconds: 0.012, DatabaseWritebacks: 11, DatabaseWritebackSeconds: 0.25}
 	_, metrics := fetch(t, testServer(t, func(s *mhttp.Server) { s.Writer = fakeWriter{st} }).URL+"/metrics")
 	for _, want := range []string{
 		`memento_log_sync_seconds_bucket{log="store",le="0.0005"} 1`,
@@ -193,6 +193,10 @@ func TestLogSyncsInMetrics(t *testing.T) {
 		`memento_writer_write_seconds_total{write="ftsMerger.mergeOnce"} 0.5`,
 		`memento_writer_writes_total{write="ftsMerger.mergeOnce"} 2`,
 		`memento_writer_favoured_batches_total 9`,
+		`memento_writer_checkpoints_total 3`,
+		`memento_writer_checkpoint_seconds_total 0.012`,
+		`memento_checkpointer_writebacks_total 11`,
+		`memento_checkpointer_writeback_seconds_total 0.25`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -213,7 +217,7 @@ func TestLogSyncsInMetrics(t *testing.T) {
 	}
 
 	// A server without a writer to read has no such histogram.
-	if _, bare := fetch(t, testServer(t).URL+"/metrics"); strings.Contains(bare, "memento_log_sync_seconds") || strings.Contains(bare, "memento_log_pages_total") || strings.Contains(bare, "memento_writer_") {
+	if _, bare := fetch(t, testServer(t).URL+"/metrics"); strings.Contains(bare, "memento_log_sync_seconds") || strings.Contains(bare, "memento_log_pages_total") || strings.Contains(bare, "memento_writer_") || strings.Contains(bare, "memento_checkpointer_") {
 		t.Errorf("/metrics has log syncs or pages without a writer")
 	}
 }

@@ -29,12 +29,18 @@ var syncBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .
 // With them, the batches that took the background's writes first
 // (memento.WriterStats.FavouredBatches): requests that leave memory
 // formation less than its share of the writer.
+//
+// And the checkpoints: those the writer runs itself to let the log start
+// over (every write waits meanwhile), and the background checkpointer's
+// writes of the pages it copied, which keep the writer's short.
 type syncCollector struct {
 	src                 memento.WriterReporter
 	desc                *prometheus.Desc
 	pages               *prometheus.Desc
 	writeSecs, writeNum *prometheus.Desc
 	favoured            *prometheus.Desc
+	ckptNum, ckptSecs   *prometheus.Desc
+	fileNum, fileSecs   *prometheus.Desc
 }
 
 func newSyncCollector(src memento.WriterReporter) *syncCollector {
@@ -53,6 +59,18 @@ func newSyncCollector(src memento.WriterReporter) *syncCollector {
 			[]string{"write"}, nil),
 		favoured: prometheus.NewDesc("memento_writer_favoured_batches_total",
 			"Group commits that took the background's writes first, because the writes requests wait on had left them less than a quarter of the writer's recent time. SQLite only.",
+			nil, nil),
+		ckptNum: prometheus.NewDesc("memento_writer_checkpoints_total",
+			"Checkpoints the store's one writer ran itself, between two transactions, to let the log start over; every write waits meanwhile. SQLite only.",
+			nil, nil),
+		ckptSecs: prometheus.NewDesc("memento_writer_checkpoint_seconds_total",
+			"Time the store's one writer spent on its own checkpoints. SQLite only.",
+			nil, nil),
+		fileNum: prometheus.NewDesc("memento_checkpointer_writebacks_total",
+			"Times the background checkpointer, off the writer, started writing to the disk the database pages it had copied from the log. SQLite only.",
+			nil, nil),
+		fileSecs: prometheus.NewDesc("memento_checkpointer_writeback_seconds_total",
+			"Time the background checkpointer's writebacks took. SQLite only.",
 			nil, nil)}
 }
 
@@ -62,6 +80,10 @@ func (c *syncCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.writeSecs
 	ch <- c.writeNum
 	ch <- c.favoured
+	ch <- c.ckptNum
+	ch <- c.ckptSecs
+	ch <- c.fileNum
+	ch <- c.fileSecs
 }
 
 func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
@@ -79,6 +101,10 @@ func (c *syncCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.writeNum, prometheus.CounterValue, float64(u.Writes), name)
 	}
 	ch <- prometheus.MustNewConstMetric(c.favoured, prometheus.CounterValue, float64(st.FavouredBatches))
+	ch <- prometheus.MustNewConstMetric(c.ckptNum, prometheus.CounterValue, float64(st.Checkpoints))
+	ch <- prometheus.MustNewConstMetric(c.ckptSecs, prometheus.CounterValue, st.CheckpointSeconds)
+	ch <- prometheus.MustNewConstMetric(c.fileNum, prometheus.CounterValue, float64(st.DatabaseWritebacks))
+	ch <- prometheus.MustNewConstMetric(c.fileSecs, prometheus.CounterValue, st.DatabaseWritebackSeconds)
 }
 
 func (c *syncCollector) histogram(ch chan<- prometheus.Metric, log string, counts memento.DurationCounts, secs float64) {

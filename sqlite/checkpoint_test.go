@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"testing"
@@ -275,5 +276,135 @@ func TestCheckpointerCopiesPastTheBound(t *testing.T) {
 	// thousands.
 	if limit := uint32(3 * checkpointBound * pages); most > limit {
 		t.Errorf("the log grew to %d frames; want at most %d", most, limit)
+	}
+}
+
+// TestCheckpointerWritesBackWhatItCopied: a checkpoint that copies part
+// of the log leaves the pages it copied unsynced (SQLite syncs the
+// database file only when the whole log is copied), so while the writer's
+// checkpoints hold several writes the checkpointer hands them to the
+// disk, off the writer, once per copy; a checkpoint that copied nothing
+// new, one after a writer's checkpoint that held a single write, and one
+// that copied the whole log add none.
+func TestCheckpointerWritesBackWhatItCopied(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{CheckpointPages: 1 << 20, CheckpointIdle: time.Hour})
+	db.ftsMerge.close()
+	// The test runs the checkpoints: the loop stops, and at this bound the
+	// writer never checkpoints.
+	c := db.ckpt
+	c.cancel()
+	<-c.done
+	c.held.Store(writebackHeld)
+	appendN(t, db, 10)
+	// A reader of this snapshot keeps later frames from being copied.
+	reader, err := db.read.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	snapshot := func() {
+		t.Helper()
+		var n int
+		if _, err := reader.ExecContext(ctx, `BEGIN`); err != nil {
+			t.Fatal(err)
+		}
+		if err := reader.QueryRowContext(ctx, `SELECT count(*) FROM messages`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := func() {
+		t.Helper()
+		if _, err := reader.ExecContext(ctx, `COMMIT`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkpoint := func(wantWritebacks int64, what string) {
+		t.Helper()
+		if !c.checkpoint(ctx, "PASSIVE") {
+			t.Fatalf("%s: the checkpoint did not complete", what)
+		}
+		if got := c.writebacks.Load(); got != wantWritebacks {
+			t.Errorf("%s: %d writebacks in all, want %d", what, got, wantWritebacks)
+		}
+	}
+	snapshot()
+	appendN(t, db, 10)
+	checkpoint(1, "a checkpoint that copied part of the log")
+	if h, _ := readWALIndex(c.shm); h.backfill == 0 || h.backlog() == 0 {
+		t.Fatalf("after the checkpoint %d of %d frames are copied: the test needs part of the log copied", h.backfill, h.frames)
+	}
+	checkpoint(1, "a checkpoint that copied nothing new")
+
+	release()
+	snapshot()
+	appendN(t, db, 5)
+	c.held.Store(1)
+	checkpoint(1, "a checkpoint that copied part of the log after a writer's checkpoint that held one write")
+	release()
+	snapshot()
+	appendN(t, db, 5)
+	c.held.Store(writebackHeld)
+	checkpoint(2, "a second checkpoint that copied part of the log")
+
+	release()
+	checkpoint(2, "a checkpoint that copied the whole log (which SQLite syncs itself)")
+	if h, _ := readWALIndex(c.shm); h.backlog() != 0 {
+		t.Fatalf("with the reader gone, %d frames are left to copy", h.backlog())
+	}
+	if st := db.WriterStats(); st.DatabaseWritebacks != 2 || st.DatabaseWritebackSeconds <= 0 {
+		t.Errorf("writer stats: %d writebacks in %v s, want 2 and their time", st.DatabaseWritebacks, st.DatabaseWritebackSeconds)
+	}
+	if msgs, err := db.Messages(ctx, memento.Scope{User: "ann"}, "t1", 0, 0); err != nil || len(msgs) != 30 {
+		t.Fatalf("after the checkpoints: %d messages (%v), want 30", len(msgs), err)
+	}
+}
+
+// TestWriterCheckpointCountsTheWritesItHeld: the writer's checkpoint
+// records how many writes waited for the committer when it ended, which
+// decides whether the checkpointer writes back what it copies.
+func TestWriterCheckpointCountsTheWritesItHeld(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	db.ftsMerge.close()
+	db.ckpt.held.Store(99)
+	db.checkpointNow(ctx, "PASSIVE")
+	if got := db.ckpt.held.Load(); got != 0 {
+		t.Errorf("after a checkpoint of an idle writer %d writes are recorded as held, want 0", got)
+	}
+
+	running, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			close(running)
+			<-release
+			return nil
+		})
+	}()
+	<-running
+	const n = 3
+	appended := make(chan error, n)
+	for i := range n {
+		go func() {
+			msg := []memento.Message{{ID: fmt.Sprintf("m%d", i), Role: memento.RoleUser, Text: "hello"}}
+			_, err := db.AppendMessages(ctx, memento.Scope{User: "u"}, "t", msg, nil)
+			appended <- err
+		}()
+	}
+	waitFor(t, "the appends to queue", func() bool { return db.commits.waiting() == n })
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if err := <-appended; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := db.commits.waiting(); got != 0 {
+		t.Errorf("%d writes wait after every write ended", got)
 	}
 }

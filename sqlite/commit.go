@@ -211,7 +211,8 @@ func newCommitter(pin func(ctx context.Context, durable bool) (*pinnedWriter, er
 }
 
 // close lets the committer finish every request sent so far, then stops
-// it. Later writes fail with EUNAVAILABLE.
+// it. Later writes fail with EUNAVAILABLE. The wal-index it reads stays
+// open until closeFiles.
 func (c *committer) close() {
 	c.mu.Lock()
 	if !c.closed {
@@ -222,8 +223,14 @@ func (c *committer) close() {
 	}
 	c.mu.Unlock()
 	<-c.stopped
-	c.pages.close()
 }
+
+// waiting returns how many requests wait for a batch.
+func (c *committer) waiting() int { return len(c.reqs) + len(c.urgent) + len(c.turns) }
+
+// closeFiles closes the wal-index the committer reads, once the
+// database's last connection has closed (see walCheckpointer.closeFiles).
+func (c *committer) closeFiles() { c.pages.close() }
 
 // groupTx runs fn in the next group commit and returns once that
 // transaction is committed (fn's writes are durable) or fn's writes were
@@ -715,6 +722,7 @@ func (db *DB) WriterStats() memento.WriterStats {
 	}
 	if k := db.ckpt; k != nil {
 		st.Checkpoints, st.CheckpointSeconds = k.bounds.Load(), time.Duration(k.bounding.Load()).Seconds()
+		st.DatabaseWritebacks, st.DatabaseWritebackSeconds = k.writebacks.Load(), time.Duration(k.writingBack.Load()).Seconds()
 	}
 	return st
 }

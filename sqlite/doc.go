@@ -198,6 +198,15 @@
 // MB of log instead of a full one per 4 MB. A negative
 // CheckpointPages restores SQLite's automatic checkpoints, for comparison.
 //
+// SQLite syncs the database file only at the end of a checkpoint that
+// copies the whole log, so the pages the checkpointer copies while the
+// writer goes on writing wait in the page cache for the writer's small
+// checkpoint, whose sync would write them all. While the writer's
+// checkpoints hold more than one write, the checkpointer therefore starts
+// writing them to the disk after each of its copies (sync_file_range,
+// which neither waits nor makes anything durable; writeBack), and the
+// writer's sync finds only the pages copied since.
+//
 // BenchmarkAppendToLargeStore appends single messages with three jobs to
 // random users of a 200,000-message store (-benchtime=2000x, on the shared
 // 2 vCPU machine). With the background checkpointer 0.3-0.55% of

@@ -357,6 +357,9 @@ func (in *intake) close() {
 		if in.write != nil {
 			in.write.Close()
 		}
+		if in.commits != nil {
+			in.commits.closeFiles() // after the connections (walCheckpointer.closeFiles)
+		}
 		if owner := in.owner.Load(); owner != nil {
 			owner.release()
 		}

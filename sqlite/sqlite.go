@@ -458,6 +458,14 @@ func (db *DB) Close() error {
 			errs = append(errs, fmt.Errorf("close writer: %w", err))
 		}
 	}
+	// Last: closing a descriptor of a file releases the process's SQLite
+	// locks on it (walCheckpointer.closeFiles).
+	if db.ckpt != nil {
+		db.ckpt.closeFiles()
+	}
+	if db.commits != nil {
+		db.commits.closeFiles()
+	}
 	return errors.Join(errs...)
 }
 
