@@ -356,8 +356,33 @@ func TestCheckpointerWritesBackWhatItCopied(t *testing.T) {
 	if st := db.WriterStats(); st.DatabaseWritebacks != 2 || st.DatabaseWritebackSeconds <= 0 {
 		t.Errorf("writer stats: %d writebacks in %v s, want 2 and their time", st.DatabaseWritebacks, st.DatabaseWritebackSeconds)
 	}
-	if msgs, err := db.Messages(ctx, memento.Scope{User: "ann"}, "t1", 0, 0); err != nil || len(msgs) != 30 {
-		t.Fatalf("after the checkpoints: %d messages (%v), want 30", len(msgs), err)
+
+	// A file that refuses the call is not asked again.
+	f, err := os.CreateTemp(t.TempDir(), "closed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	kept := c.file
+	c.file = f
+	partial := func() {
+		t.Helper()
+		appendN(t, db, 5) // frames to copy, so that the reader's snapshot holds a mark in the log
+		snapshot()
+		appendN(t, db, 5)
+	}
+	partial()
+	checkpoint(2, "a checkpoint whose writeback failed")
+	c.file = kept
+	if !c.writebackOff {
+		t.Error("a failed writeback did not turn the writebacks off")
+	}
+	release()
+	partial()
+	checkpoint(2, "a checkpoint after a failed writeback")
+	release()
+	if msgs, err := db.Messages(ctx, memento.Scope{User: "ann"}, "t1", 0, 0); err != nil || len(msgs) != 50 {
+		t.Fatalf("after the checkpoints: %d messages (%v), want 50", len(msgs), err)
 	}
 }
 
