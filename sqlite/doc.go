@@ -147,8 +147,12 @@
 //     transaction; transaction bodies therefore reset what they report at
 //     their start.
 //
-// Bulk, migrations and the other writes use writeTx: one transaction each,
-// on the same single writer connection, which River's queue shares too.
+// So do the background's writes that come one at a time: the tenant's
+// co-occurrence model (SaveProfileModel, megabytes, which in a transaction
+// of its own held the writer through its sync for tens of ms while
+// acknowledgements waited) and the job queue's lease renewals. Bulk,
+// migrations and the other writes use writeTx: one transaction each, on
+// the same single writer connection, which River's queue shares too.
 //
 // # Checkpoints
 //

@@ -111,6 +111,69 @@ func TestJobWritesDoNotWaitForTheDisk(t *testing.T) {
 	}
 }
 
+// TestBackgroundSavesShareTheGroupCommit checks that the writes of the
+// background that used to run transactions of their own, the
+// co-occurrence model's save and the job queue's lease renewal, go
+// through the group commit and do not wait for the disk there (a model
+// job's save, a renewal), while a model saved outside a job (a snapshot's
+// restore) is on disk when the call returns.
+func TestBackgroundSavesShareTheGroupCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	db.ftsMerge.close() // its writes are jobs' too, and would count
+	before := db.WriterStats()
+	count := func(what string) int64 { return db.WriterStats().ByWrite[what].Writes - before.ByWrite[what].Writes }
+
+	if v, err := db.SaveProfileModel(jobctx.With(ctx), memento.ProfileModel{Name: "cooc", EventsMark: 7, Data: []byte("learned")}, false); err != nil || v != 1 {
+		t.Fatalf("SaveProfileModel in a job = %d, %v; want version 1", v, err)
+	}
+	if got := count("SaveProfileModel"); got != 1 {
+		t.Errorf("the group commit ran %d model saves, want 1", got)
+	}
+	if got := db.WriterStats().UnsyncedCommits - before.UnsyncedCommits; got != 1 {
+		t.Errorf("a model job's save: %d commits without a sync, want 1", got)
+	}
+	syncs := db.WriterStats().LogSyncs
+	if v, err := db.SaveProfileModel(ctx, memento.ProfileModel{Name: "cooc", EventsMark: 8, Data: []byte("restored")}, false); err != nil || v != 2 {
+		t.Fatalf("SaveProfileModel = %d, %v; want version 2", v, err)
+	}
+	if got := db.WriterStats().LogSyncs - syncs; got != 1 {
+		t.Errorf("a save outside a job was answered after %d syncs of the log, want 1", got)
+	}
+	if m, err := db.ProfileModel(ctx, memento.DefaultTenant, "cooc"); err != nil || m == nil || m.Version != 2 || string(m.Data) != "restored" || m.EventsMark != 8 {
+		t.Errorf("ProfileModel = %+v, %v; want version 2, mark 8, the restored data", m, err)
+	}
+
+	p, err := db.registerQueue(ctx, "q-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsynced := db.WriterStats().UnsyncedCommits
+	var was int64
+	if err := db.read.QueryRowContext(ctx, `SELECT heartbeat_at FROM queue_processes WHERE id = ?`, p.id).Scan(&was); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // the heartbeat is in milliseconds
+	if err := db.renewLease(ctx, p.id); err != nil {
+		t.Fatal(err)
+	}
+	if got := count("renewLease"); got != 1 {
+		t.Errorf("the group commit ran %d lease renewals, want 1", got)
+	}
+	if got := db.WriterStats().UnsyncedCommits - unsynced; got != 1 {
+		t.Errorf("a lease renewal: %d commits without a sync, want 1", got)
+	}
+	var now int64
+	if err := db.read.QueryRowContext(ctx, `SELECT heartbeat_at FROM queue_processes WHERE id = ?`, p.id).Scan(&now); err != nil {
+		t.Fatal(err)
+	}
+	if now <= was {
+		t.Errorf("the heartbeat went from %d to %d: not renewed", was, now)
+	}
+	db.unregisterQueue(p)
+}
+
 // TestBatchesKeepJobsApart checks how a group commit mixes jobs' writes
 // and writes somebody waits on, with the log synced after the commit: a
 // batch that begins with a write waited on takes no job's write, while a

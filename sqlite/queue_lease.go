@@ -113,8 +113,14 @@ func (db *DB) registerQueue(ctx context.Context, id string) (*queueProcess, erro
 
 // renewLease renews the lease of the queue process id and rescues the
 // jobs of dead ones, in one transaction.
+//
+// It goes through the group commit and commits without waiting for the
+// disk, as the jobs' writes do, rather than holding the writer for a
+// transaction and a sync of its own every fifth of a lease: a renewal
+// matters to the processes running now, which see it at once, and one
+// lost with a power loss went with the process it was renewing.
 func (db *DB) renewLease(ctx context.Context, id string) error {
-	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+	err := db.commitAt(ctx, prioBackground, true, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE queue_processes SET heartbeat_at = `+nowMillisSQL+` WHERE id = ?`, id)
 		if err != nil {
 			return err
