@@ -247,6 +247,40 @@ func (db *DB) groupTx(ctx context.Context, fn func(ctx context.Context, tx *sql.
 	return db.commitTx(ctx, prioBackground, fn)
 }
 
+// groupSeq hands writes to the group commit at once, in their order, as
+// background requests (a job's without waiting for the disk), and then
+// waits for every answer: the writes run in that order, each a request of
+// its own, so a batch takes as many as its bounds allow, the writes
+// somebody waits on still come first, and the caller waits for the queue
+// once rather than once a write. It returns each write's error; a write
+// not sent (ctx ended, the store closed) has that error.
+func (db *DB) groupSeq(ctx context.Context, writes []func(ctx context.Context, tx *sql.Tx) error) []error {
+	errs := make([]error, len(writes))
+	reqs := make([]*commitRequest, len(writes))
+	lazy := db.syncLevels.switches() && jobctx.Is(ctx)
+	foreground(ctx)
+	for i, fn := range writes {
+		r := &commitRequest{ctx: ctx, fn: fn, done: make(chan error, 1), job: lazy, prio: prioBackground}
+		if errs[i] = ctx.Err(); errs[i] == nil {
+			errs[i] = db.commits.send(ctx, prioBackground, r)
+		}
+		if errs[i] == nil {
+			reqs[i] = r
+		}
+	}
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		answered, err := db.commits.await(ctx, r)
+		if answered {
+			err = db.synced(r, err)
+		}
+		errs[i] = err
+	}
+	return errs
+}
+
 // urgentTx is groupTx for a write whose caller is waiting on the request's
 // path (an append's acknowledgement): the committer takes it before the
 // background writes queued ahead of it, into the next batch.
@@ -307,10 +341,19 @@ func (db *DB) commitAt(ctx context.Context, prio int, lazy bool, fn func(ctx con
 // answered is false when r never ran: the committer was closed, or ctx
 // ended while r still waited (it is withdrawn).
 func (c *committer) submit(ctx context.Context, prio int, r *commitRequest) (answered bool, err error) {
+	if err := c.send(ctx, prio, r); err != nil {
+		return false, err
+	}
+	return c.await(ctx, r)
+}
+
+// send queues r on the queue of priority prio; requests sent one after
+// the other to one queue run in that order.
+func (c *committer) send(ctx context.Context, prio int, r *commitRequest) error {
 	c.mu.RLock()
+	defer c.mu.RUnlock()
 	if c.closed {
-		c.mu.RUnlock()
-		return false, errClosed
+		return errClosed
 	}
 	queue := c.reqs
 	switch prio {
@@ -321,11 +364,15 @@ func (c *committer) submit(ctx context.Context, prio int, r *commitRequest) (ans
 	}
 	select {
 	case queue <- r:
+		return nil
 	case <-ctx.Done():
-		c.mu.RUnlock()
-		return false, ctx.Err()
+		return ctx.Err()
 	}
-	c.mu.RUnlock()
+}
+
+// await waits for the answer to r, which send queued. If ctx ends while r
+// still waits for its batch, r is withdrawn (answered false).
+func (c *committer) await(ctx context.Context, r *commitRequest) (answered bool, err error) {
 	select {
 	case err = <-r.done:
 	case <-ctx.Done():

@@ -150,7 +150,9 @@
 // So do the background's writes that come one at a time: the tenant's
 // co-occurrence model (SaveProfileModel, megabytes, which in a transaction
 // of its own held the writer through its sync for tens of ms while
-// acknowledgements waited) and the job queue's lease renewals. Bulk,
+// acknowledgements waited; it is now written in parts of 256 KiB, each a
+// write of its own, handed to the group commit in order at once, then
+// made current by one small write) and the job queue's lease renewals. Bulk,
 // migrations and the other writes use writeTx: one transaction each, on
 // the same single writer connection, which River's queue shares too.
 //

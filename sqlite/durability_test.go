@@ -1,9 +1,11 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -172,6 +174,112 @@ func TestBackgroundSavesShareTheGroupCommit(t *testing.T) {
 		t.Errorf("the heartbeat went from %d to %d: not renewed", was, now)
 	}
 	db.unregisterQueue(p)
+}
+
+// TestProfileModelInParts checks a model larger than a part: it is
+// written in parts, each a write of the group commit of its own, then
+// its row, and read back whole; a new save replaces it and deletes the
+// previous parts, and those a save that did not finish left; a reader
+// during the saves sees one whole model or the other, never parts of
+// both; a small model stays in its row.
+func TestProfileModelInParts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openInternal(t, Options{})
+	db.modelPart = 1000
+	model := func(seed byte, n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = seed + byte(i*7)
+		}
+		return b
+	}
+	parts := func() int {
+		t.Helper()
+		var n int
+		if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM profile_model_parts`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := db.WriterStats().ByWrite["SaveProfileModel"].Writes
+	first := model(1, 4500)
+	if v, err := db.SaveProfileModel(ctx, memento.ProfileModel{Name: "cooc", EventsMark: 3, Data: first}, false); err != nil || v != 1 {
+		t.Fatalf("SaveProfileModel = %d, %v; want version 1", v, err)
+	}
+	if got := db.WriterStats().ByWrite["SaveProfileModel"].Writes - before; got != 6 {
+		t.Errorf("a model of 4,500 bytes in parts of 1,000 took %d writes, want 6 (five parts and the row)", got)
+	}
+	if n := parts(); n != 5 {
+		t.Errorf("%d parts stored, want 5", n)
+	}
+	m, err := db.ProfileModel(ctx, "", "cooc")
+	if err != nil || m == nil || m.Version != 1 || m.EventsMark != 3 || !bytes.Equal(m.Data, first) {
+		t.Fatalf("ProfileModel = %v, %v; want version 1, mark 3 and the 4,500 bytes saved", m, err)
+	}
+
+	// What a save that did not finish leaves.
+	if _, err := db.write.ExecContext(ctx, `INSERT INTO profile_model_parts (tenant_id, name, stage, part, data) VALUES ('default', 'cooc', 'stage_lost', 0, x'00')`); err != nil {
+		t.Fatal(err)
+	}
+	// Saves of two sizes, while a reader reads: every read is one of
+	// them, whole.
+	second, third := model(2, 2500), model(3, 600)
+	want := map[string]bool{string(first): true, string(second): true, string(third): true}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var reads int
+	var bad error
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			m, err := db.ProfileModel(ctx, "", "cooc")
+			if err != nil || m == nil || !want[string(m.Data)] {
+				bad = fmt.Errorf("a read during the saves: %v, %v", m, err)
+				return
+			}
+			reads++
+		}
+	})
+	for i := range 20 {
+		data := second
+		if i%2 == 1 {
+			data = third
+		}
+		if _, err := db.SaveProfileModel(ctx, memento.ProfileModel{Name: "cooc", EventsMark: int64(4 + i), Data: data}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if bad != nil {
+		t.Fatal(bad)
+	}
+	t.Logf("%d reads during the saves", reads)
+	m, err = db.ProfileModel(ctx, "", "cooc")
+	if err != nil || m == nil || m.Version != 21 || !bytes.Equal(m.Data, third) {
+		t.Fatalf("ProfileModel = %v, %v; want version 21 and the 600 bytes saved last", m, err)
+	}
+	if n := parts(); n != 0 {
+		t.Errorf("%d parts left after a model small enough for its row, want 0", n)
+	}
+	if _, err := db.SaveProfileModel(ctx, memento.ProfileModel{Name: "cooc", EventsMark: 30, Data: second}, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := parts(); n != 3 {
+		t.Errorf("%d parts stored, want 3", n)
+	}
+	// A part missing is an error, not a shorter model.
+	if _, err := db.write.ExecContext(ctx, `DELETE FROM profile_model_parts WHERE part = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := db.ProfileModel(ctx, "", "cooc"); err == nil {
+		t.Errorf("ProfileModel with a part missing = %d bytes, want an error", len(m.Data))
+	}
 }
 
 // TestBatchesKeepJobsApart checks how a group commit mixes jobs' writes

@@ -431,18 +431,60 @@ func compactJSON(v json.RawMessage) json.RawMessage {
 }
 
 // ProfileModel returns the named model of a tenant, or nil when there is
-// none.
+// none. A model saved in parts is read with its parts in one snapshot.
 func (db *DB) ProfileModel(ctx context.Context, tenant, name string) (*memento.ProfileModel, error) {
 	if tenant == "" {
 		tenant = memento.DefaultTenant
 	}
 	m := &memento.ProfileModel{Tenant: tenant, Name: name}
-	err := db.reads().QueryRowContext(ctx, `SELECT version, events_mark, data FROM profile_models WHERE tenant_id = ? AND name = ?`,
-		tenant, name).Scan(&m.Version, &m.EventsMark, &m.Data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	} else if err != nil {
+	found := false
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		var stage sql.NullString
+		var parts int
+		err := tx.QueryRowContext(ctx, `SELECT version, events_mark, data, stage, parts FROM profile_models WHERE tenant_id = ? AND name = ?`,
+			tenant, name).Scan(&m.Version, &m.EventsMark, &m.Data, &stage, &parts)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		found = true
+		if parts == 0 {
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT part, data FROM profile_model_parts
+			WHERE tenant_id = ? AND name = ? AND stage = ? ORDER BY part`, tenant, name, stage.String)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		m.Data = m.Data[:0]
+		n := 0
+		for rows.Next() {
+			var part int
+			var data []byte
+			if err := rows.Scan(&part, &data); err != nil {
+				return err
+			}
+			if part != n {
+				return fmt.Errorf("part %d of %d is missing", n, parts)
+			}
+			m.Data = append(m.Data, data...)
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n != parts {
+			return fmt.Errorf("%d of its %d parts are stored", n, parts)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read model %s/%s: %w", tenant, name, err)
+	}
+	if !found {
+		return nil, nil
 	}
 	return m, nil
 }
@@ -464,9 +506,27 @@ func (db *DB) ProfileModelVersion(ctx context.Context, tenant, name string) (int
 	return v, nil
 }
 
+// modelPartBytes is the largest part of a model saved in parts: a write
+// of it holds the writer about as long as a batch of the background's
+// other writes (64 pages of 4 KiB).
+const modelPartBytes = 256 << 10
+
 // SaveProfileModel stores a model, replacing the previous one, and returns
 // its new version. With keepVersion the given m.Version is kept (a model
 // restored from a snapshot); otherwise it is the previous version plus one.
+//
+// The writes go through the group commit. A model larger than
+// modelPartBytes (the co-occurrence model is megabytes) is written in
+// parts, each a write of its own, so that no write of it holds the writer
+// long while appends wait; one small write after them makes the parts
+// current, and the previous model's parts are deleted after it, each part
+// a write of its own. All of them are handed to the group commit at once,
+// in that order (groupSeq), and the save waits for the queue once. A
+// reader sees the previous model until the row's write. Parts left by a
+// save that did not finish (a crash) are deleted by the next save. A
+// model job's writes commit without waiting for the disk, as every job's
+// do (durability.go): a model lost with a power loss is learned again by
+// the next model job. Any other save is durable when it returns.
 func (db *DB) SaveProfileModel(ctx context.Context, m memento.ProfileModel, keepVersion bool) (int64, error) {
 	if m.Tenant == "" {
 		m.Tenant = memento.DefaultTenant
@@ -474,18 +534,60 @@ func (db *DB) SaveProfileModel(ctx context.Context, m memento.ProfileModel, keep
 	if m.Name == "" {
 		return 0, memento.Errorf(memento.EINVALID, "model name is required")
 	}
+	fail := func(err error) (int64, error) {
+		return 0, fmt.Errorf("save model %s/%s: %w", m.Tenant, m.Name, err)
+	}
+	// The parts stored now, to delete after the new row is written: the
+	// previous model's, no longer current then, and those a save that
+	// did not finish left. A part current when its deletion runs stays.
+	var old []modelPart
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		old, err = modelParts(ctx, tx, m.Tenant, m.Name)
+		return err
+	})
+	if err != nil {
+		return fail(err)
+	}
+	var writes []func(ctx context.Context, tx *sql.Tx) error
+	var stage any // NULL: the model is in its row
+	inline, parts := m.Data, 0
+	if size := db.modelPart; len(m.Data) > size {
+		id := newID("stage_")
+		stage, inline, parts = id, []byte{}, (len(m.Data)+size-1)/size
+		for i := range parts {
+			writes = append(writes, func(ctx context.Context, tx *sql.Tx) error {
+				if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+					m.Tenant, nanos(db.now())); err != nil {
+					return fmt.Errorf("insert tenant: %w", err)
+				}
+				_, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO profile_model_parts (tenant_id, name, stage, part, data) VALUES (?, ?, ?, ?, ?)`,
+					m.Tenant, m.Name, id, i, m.Data[i*size:min((i+1)*size, len(m.Data))])
+				if err != nil {
+					return fmt.Errorf("part %d of %d: %w", i+1, parts, err)
+				}
+				return nil
+			})
+		}
+	}
 	var version int64
-	// Through the group commit, not a transaction of its own: the model
-	// is megabytes of one tenant's, and a transaction of its own held
-	// the writer for its commit's sync of the log too (tens of ms at
-	// 1.1 M memories, every acknowledgement waiting). A model job's save
-	// commits without waiting for the disk, as every job's writes do
-	// (durability.go): a model lost with a power loss is learned again
-	// by the next model job. Any other save is durable when it returns.
-	err := db.groupTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	row := len(writes)
+	writes = append(writes, func(ctx context.Context, tx *sql.Tx) error {
 		now := nanos(db.now())
 		if _, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO tenants (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, m.Tenant, now); err != nil {
 			return fmt.Errorf("insert tenant: %w", err)
+		}
+		if parts > 0 {
+			// A part that failed, or another process's save that
+			// deleted these parts as left over: then this save fails.
+			var n int
+			if err := db.prepared(tx).QueryRowContext(ctx, `SELECT count(*) FROM profile_model_parts WHERE tenant_id = ? AND name = ? AND stage = ?`,
+				m.Tenant, m.Name, stage).Scan(&n); err != nil {
+				return err
+			}
+			if n != parts {
+				return memento.Errorf(memento.ECONFLICT, "%d of the model's %d parts were written", n, parts)
+			}
 		}
 		if keepVersion {
 			version = m.Version
@@ -495,17 +597,72 @@ func (db *DB) SaveProfileModel(ctx context.Context, m memento.ProfileModel, keep
 				return err
 			}
 		}
-		_, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO profile_models (tenant_id, name, version, events_mark, data, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?)
+		_, err := db.prepared(tx).ExecContext(ctx, `INSERT INTO profile_models (tenant_id, name, version, events_mark, data, updated_at, stage, parts)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (tenant_id, name) DO UPDATE SET version = excluded.version, events_mark = excluded.events_mark,
-				data = excluded.data, updated_at = excluded.updated_at`,
-			m.Tenant, m.Name, version, m.EventsMark, m.Data, now)
+				data = excluded.data, updated_at = excluded.updated_at, stage = excluded.stage, parts = excluded.parts`,
+			m.Tenant, m.Name, version, m.EventsMark, inline, now, stage, parts)
 		return err
 	})
-	if err != nil {
-		return 0, fmt.Errorf("save model %s/%s: %w", m.Tenant, m.Name, err)
+	writes = append(writes, db.dropModelParts(m.Tenant, m.Name, old)...)
+	errs := db.groupSeq(ctx, writes)
+	if err := errors.Join(errs[:row+1]...); err != nil {
+		if id, ok := stage.(string); ok {
+			// What of this save's parts was written.
+			all := make([]modelPart, parts)
+			for i := range all {
+				all[i] = modelPart{id, i}
+			}
+			db.groupSeq(ctx, db.dropModelParts(m.Tenant, m.Name, all))
+		}
+		return fail(err)
+	}
+	if err := errors.Join(errs[row+1:]...); err != nil && ctx.Err() == nil {
+		db.logger.Warn("sqlite: parts of an earlier model left for the next save", "tenant", m.Tenant, "model", m.Name, "err", err)
 	}
 	return version, nil
+}
+
+// modelPart names a part of a model saved in parts.
+type modelPart struct {
+	stage string
+	part  int
+}
+
+// modelParts returns the stored parts of the named model, of every save.
+func modelParts(ctx context.Context, tx *sql.Tx, tenant, name string) ([]modelPart, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT stage, part FROM profile_model_parts WHERE tenant_id = ? AND name = ?`,
+		tenant, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []modelPart
+	for rows.Next() {
+		var k modelPart
+		if err := rows.Scan(&k.stage, &k.part); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// dropModelParts returns the writes that delete the named model's parts
+// ps, one a part, each unless the model's row points at it when it runs
+// (a save, this one or another process's, may have made it current).
+func (db *DB) dropModelParts(tenant, name string, ps []modelPart) []func(ctx context.Context, tx *sql.Tx) error {
+	writes := make([]func(ctx context.Context, tx *sql.Tx) error, len(ps))
+	for i, k := range ps {
+		writes[i] = func(ctx context.Context, tx *sql.Tx) error {
+			_, err := db.prepared(tx).ExecContext(ctx, `DELETE FROM profile_model_parts
+				WHERE tenant_id = ? AND name = ? AND stage = ? AND part = ?
+				AND stage IS NOT (SELECT stage FROM profile_models WHERE tenant_id = ? AND name = ?)`,
+				tenant, name, k.stage, k.part, tenant, name)
+			return err
+		}
+	}
+	return writes
 }
 
 // EventsMark returns a number that grows whenever an event is added to the

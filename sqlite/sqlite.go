@@ -205,6 +205,10 @@ type DB struct {
 	write *sql.DB
 	read  *sql.DB
 
+	// modelPart is the largest part of a profile model saved in parts
+	// (modelPartBytes; tests make it smaller).
+	modelPart int
+
 	// commits is the group committer of the writes that go through
 	// groupTx (commit.go); ckpt the background checkpointer of the
 	// write-ahead log (checkpoint.go), nil for a memory database or when
@@ -277,7 +281,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	db := &DB{path: path, opts: opts, clock: opts.Clock, logger: opts.Logger, handlers: map[string]handler{}}
+	db := &DB{path: path, opts: opts, clock: opts.Clock, logger: opts.Logger, handlers: map[string]handler{}, modelPart: modelPartBytes}
 
 	memory := path == ":memory:"
 	if !memory {
