@@ -157,6 +157,11 @@ type committer struct {
 	// tests widen them).
 	maxBatch int
 	maxWork  time.Duration
+	// afterBatch, when set (by a test, before the first write), runs on
+	// the committer's goroutine after each batch, the writer free: a test
+	// pauses the writes of one DB there while another DB on the same
+	// file writes, as another process would.
+	afterBatch func()
 
 	mu     sync.RWMutex // guards closed and sends on the queues
 	closed bool
@@ -439,6 +444,9 @@ func (c *committer) loop() {
 		start := time.Now()
 		c.run(first)
 		c.busy.Add(int64(time.Since(start)))
+		if c.afterBatch != nil {
+			c.afterBatch()
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -337,6 +338,148 @@ func TestProfileModelSavedTwiceAtOnce(t *testing.T) {
 	if m, err := db.ProfileModel(ctx, "", "cooc"); err != nil || m == nil || !bytes.Equal(m.Data, a) {
 		t.Errorf("ProfileModel = %v, %v; want the last model saved", m, err)
 	}
+}
+
+// TestProfileModelSavedByTwoProcesses checks the guards of a save in
+// parts against another process's save of the same model, two DBs on one
+// file, each pausing its writes between two batches (one write a batch)
+// while the other saves:
+//
+//   - a save whose parts the other's save deleted as left over, before
+//     its row was written, fails with ECONFLICT and leaves the other's
+//     model current and whole;
+//   - a save that read the other's parts while they were not yet current
+//     does not delete them once the other's row has made them current.
+func TestProfileModelSavedByTwoProcesses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b := bytes.Repeat([]byte{'a'}, 2500), bytes.Repeat([]byte{'b'}, 3500) // 3 and 4 parts
+	open := func(t *testing.T, path string) *DB {
+		t.Helper()
+		db, err := Open(ctx, path, Options{Logger: quiet})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { db.Close() })
+		db.modelPart = 1000
+		db.commits.maxBatch = 1
+		return db
+	}
+	// state reads how many parts are stored and how many the model's row
+	// says it has (-1: no row, -2: the read failed).
+	state := func(db *DB) (stored, current int) {
+		if err := db.read.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM profile_model_parts),
+			coalesce((SELECT parts FROM profile_models WHERE name = 'cooc'), -1)`).Scan(&stored, &current); err != nil {
+			return -2, -2
+		}
+		return stored, current
+	}
+	// pauseWhen makes db's committer stop once after the batch that makes
+	// cond true, until the returned release is called; paused is closed
+	// then.
+	pauseWhen := func(t *testing.T, db *DB, cond func(stored, current int) bool) (paused chan struct{}, release func()) {
+		paused, resume := make(chan struct{}), make(chan struct{})
+		var once, done sync.Once
+		db.commits.afterBatch = func() {
+			if s, c := state(db); cond(s, c) {
+				once.Do(func() {
+					close(paused)
+					<-resume
+				})
+			}
+		}
+		release = func() { done.Do(func() { close(resume) }) }
+		t.Cleanup(release)
+		return paused, release
+	}
+	wait := func(t *testing.T, ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("gave up waiting for %s", what)
+		}
+	}
+	save := func(db *DB, data []byte) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := db.SaveProfileModel(ctx, memento.ProfileModel{Name: "cooc", Data: data}, false)
+			done <- err
+		}()
+		return done
+	}
+	result := func(t *testing.T, ch <-chan error) error {
+		t.Helper()
+		select {
+		case err := <-ch:
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatal("gave up waiting for a save")
+			return nil
+		}
+	}
+	current := func(t *testing.T, dbs []*DB, want []byte) {
+		t.Helper()
+		for _, db := range dbs {
+			if m, err := db.ProfileModel(ctx, "", "cooc"); err != nil || m == nil || !bytes.Equal(m.Data, want) {
+				t.Errorf("ProfileModel = %v, %v; want the %d bytes of %q", m, err, len(want), want[:1])
+			}
+		}
+	}
+
+	t.Run("parts deleted before the row", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "memento.db")
+		pa, pb := open(t, path), open(t, path)
+		// A stops once its three parts are written, before its row.
+		paused, release := pauseWhen(t, pa, func(stored, current int) bool { return stored == 3 && current == -1 })
+		errA := save(pa, a)
+		wait(t, paused, "A's parts")
+		// B reads A's parts as left over, saves its model and deletes them.
+		if err := result(t, save(pb, b)); err != nil {
+			t.Fatalf("B's save: %v", err)
+		}
+		if s, c := state(pb); s != 4 || c != 4 {
+			t.Fatalf("after B's save %d parts stored, the row says %d; want B's 4 and 4", s, c)
+		}
+		release()
+		if err := result(t, errA); memento.ErrorCode(err) != memento.ECONFLICT {
+			t.Fatalf("A's save, its parts deleted = %v, want ECONFLICT", err)
+		}
+		current(t, []*DB{pa, pb}, b)
+	})
+
+	t.Run("parts made current after another save read them", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "memento.db")
+		pa, pb := open(t, path), open(t, path)
+		pausedA, releaseA := pauseWhen(t, pa, func(stored, current int) bool { return stored == 3 && current == -1 })
+		errA := save(pa, a)
+		wait(t, pausedA, "A's parts")
+		// B reads A's three parts, writes its own four and its row, and
+		// stops before deleting A's.
+		pausedB, releaseB := pauseWhen(t, pb, func(stored, current int) bool { return stored == 7 && current == 4 })
+		errB := save(pb, b)
+		wait(t, pausedB, "B's row")
+		// A's row makes A's parts current.
+		releaseA()
+		if err := result(t, errA); err != nil {
+			t.Fatalf("A's save: %v", err)
+		}
+		current(t, []*DB{pa, pb}, a)
+		// B's deletions find A's parts current and leave them.
+		releaseB()
+		if err := result(t, errB); err != nil {
+			t.Fatalf("B's save: %v", err)
+		}
+		current(t, []*DB{pa, pb}, a)
+		// The next save deletes B's parts, which no row points at.
+		if err := result(t, save(pa, a)); err != nil {
+			t.Fatal(err)
+		}
+		if s, c := state(pa); s != 3 || c != 3 {
+			t.Errorf("after another save %d parts stored, the row says %d; want 3 and 3", s, c)
+		}
+		current(t, []*DB{pa, pb}, a)
+	})
 }
 
 // TestBatchesKeepJobsApart checks how a group commit mixes jobs' writes
