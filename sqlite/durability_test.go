@@ -290,7 +290,7 @@ func TestProfileModelInParts(t *testing.T) {
 // process the committer's queue keeps each save's writes in order, so the
 // saves do not clash; the guards against another process's save (the
 // row's count of its parts, deletions skipping the current parts) are
-// not reached here.
+// reached by TestProfileModelSavedByTwoProcesses.
 func TestProfileModelSavedTwiceAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -360,7 +360,11 @@ func TestProfileModelSavedByTwoProcesses(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
-		t.Cleanup(func() { db.Close() })
+		t.Cleanup(func() {
+			if err := db.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
 		db.modelPart = 1000
 		db.commits.maxBatch = 1
 		return db
