@@ -1,11 +1,13 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,8 +123,25 @@ func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []me
 		if _, err := db.ensureUser(ctx, tx, s); err != nil {
 			return err
 		}
+		// The writes of a batch share one read of the preferences,
+		// brought up to date with the rows each write changed: a read
+		// sends every preference's vector over the connection, and a
+		// batch of a user's backlog holds a write for each message.
+		current := map[string][]memento.Preference{}
 		for i, w := range ws {
-			if err := db.writePreferencesTx(ctx, tx, s, w, &res[i]); err != nil {
+			cur, ok := current[w.Embedder]
+			if !ok {
+				var err error
+				cur, err = selectPreferences(ctx, tx, prefRowColumns, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.embedder = $3`, s.Tenant, s.User, w.Embedder)
+				if err != nil {
+					return err
+				}
+			}
+			changed, err := db.writePreferencesTx(ctx, tx, s, w, cur, &res[i])
+			if err != nil {
+				return err
+			}
+			if current[w.Embedder], err = refreshPreferences(ctx, tx, s, w.Embedder, cur, changed); err != nil {
 				return err
 			}
 		}
@@ -134,52 +153,84 @@ func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []me
 	return res, nil
 }
 
-// writePreferencesTx applies w in tx, for a user that exists, and reports
-// what it did in res.
-func (db *DB) writePreferencesTx(ctx context.Context, tx pgx.Tx, s memento.Scope, w memento.PreferenceWrite, res *memento.PreferenceWriteResult) error {
+// writePreferencesTx applies w in tx, for a user that exists, over the
+// user's preferences of w.Embedder as stored (current, without their
+// clusters, which the merge does not read), reports what it did in res
+// and returns the ids of the rows it changed.
+func (db *DB) writePreferencesTx(ctx context.Context, tx pgx.Tx, s memento.Scope, w memento.PreferenceWrite, current []memento.Preference, res *memento.PreferenceWriteResult) ([]string, error) {
 	now := db.now()
 	if w.Source != "" {
 		tag, err := tx.Exec(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
 			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, s.Tenant, s.User, w.Source, nanos(now))
 		if err != nil {
-			return fmt.Errorf("record source: %w", err)
+			return nil, fmt.Errorf("record source: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
-			return nil // applied before
+			return nil, nil // applied before
 		}
 	}
 	res.Applied = true
-	current, err := queryPreferences(ctx, tx, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.embedder = $3`, s.Tenant, s.User, w.Embedder)
+	// Merge gets a copy: what it does to the slice must not change the
+	// batch's view of the rows.
+	changes, err := w.Merge(slices.Clone(current))
 	if err != nil {
-		return err
-	}
-	changes, err := w.Merge(current)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	if changes.Empty() {
-		return nil
+		return nil, nil
 	}
 	// The version first: the rows are written at the version they make.
 	version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var changed []string
 	for _, p := range changes.Insert {
 		p.ID = newID("pref_")
 		if err := insertPreference(ctx, tx, s, p, version, now); err != nil {
-			return err
+			return nil, err
 		}
 		p.Cluster = nil
 		res.Inserted = append(res.Inserted, p)
+		changed = append(changed, p.ID)
 	}
 	for _, p := range changes.Update {
 		if err := updatePreference(ctx, tx, s, p, version, now); err != nil {
-			return err
+			return nil, err
 		}
 		res.Updated = append(res.Updated, p)
+		changed = append(changed, p.ID)
 	}
-	return nil
+	return changed, nil
+}
+
+// refreshPreferences returns current (the user's preferences of embedder,
+// as selectPreferences orders them, without their clusters) with the rows
+// of ids read again from tx, as a new read would return them.
+func refreshPreferences(ctx context.Context, tx pgx.Tx, s memento.Scope, embedder string, current []memento.Preference, ids []string) ([]memento.Preference, error) {
+	if len(ids) == 0 {
+		return current, nil
+	}
+	fresh, err := selectPreferences(ctx, tx, prefRowColumns, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.embedder = $3 AND p.id = ANY($4)`,
+		s.Tenant, s.User, embedder, ids)
+	if err != nil {
+		return nil, err
+	}
+	stale := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		stale[id] = true
+	}
+	out := make([]memento.Preference, 0, len(current)+len(fresh))
+	for _, p := range current {
+		if !stale[p.ID] {
+			out = append(out, p)
+		}
+	}
+	out = append(out, fresh...)
+	slices.SortStableFunc(out, func(a, b memento.Preference) int {
+		return cmp.Or(a.FirstSeen.Compare(b.FirstSeen), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
 }
 
 // insertPreference writes a new preference at the user's preference

@@ -465,10 +465,13 @@ func retryableJobIDs(ctx context.Context, tx pgx.Tx, ids []int64) ([]int64, erro
 }
 
 // Unfinished counts jobs that have not ended, the jobs of the users'
-// backlogs included.
+// backlogs included. The unfinished states are named rather than the
+// ended ones excluded, so that once the table is large (River keeps the
+// completed jobs for a day) its index on the state finds the few
+// unfinished jobs without reading the others.
 func (db *DB) Unfinished(ctx context.Context) (int, error) {
 	var n int
-	err := db.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled'))
+	err := db.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM river_job WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled'))
 		+ (SELECT count(*) FROM backlog)`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count unfinished jobs: %w", err)
