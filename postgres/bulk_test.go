@@ -132,3 +132,54 @@ func TestBulkRowsReadBack(t *testing.T) {
 		t.Errorf("a bulk write of an existing thread succeeded")
 	}
 }
+
+// TestAnalyzeAfterBulk checks that Analyze gives the planner the numbers
+// of rows a bulk load left in the store's tables, and only in the store's
+// own schema: another store's tables, never analysed, keep PostgreSQL's
+// "unknown" (-1).
+func TestAnalyzeAfterBulk(t *testing.T) {
+	loaded, _ := openSchema(t, postgres.Options{})
+	_, other := openSchema(t, postgres.Options{})
+	ctx := t.Context()
+	s := memento.Scope{User: "ann"}
+	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
+	const n = 2000
+	err := loaded.Bulk(ctx, func(b *postgres.Bulk) error {
+		if err := b.User(s); err != nil {
+			return err
+		}
+		for i := range n {
+			m := memento.Memory{ID: fmt.Sprintf("m%d", i), Mode: memento.ModeEpisodic, Attribute: "seen", Value: fmt.Sprintf("film %d", i), ValidFrom: t0.Add(time.Duration(i) * time.Minute)}
+			if err := b.Memory(s, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Bulk: %v", err)
+	}
+	if err := loaded.Analyze(ctx); err != nil {
+		t.Fatalf("Analyze: %v", err)
+	}
+	tuples := func(db *postgres.DB, schema string) float64 {
+		t.Helper()
+		var x float64
+		q := `SELECT reltuples FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname = 'memories'`
+		args := []any{}
+		if schema != "" {
+			q = `SELECT reltuples FROM pg_class WHERE relnamespace = $1::regnamespace AND relname = 'memories'`
+			args = append(args, schema)
+		}
+		if err := db.Pool().QueryRow(ctx, q, args...).Scan(&x); err != nil {
+			t.Fatalf("read the planner's row count: %v", err)
+		}
+		return x
+	}
+	if got := tuples(loaded, ""); got < n*9/10 || got > n*11/10 {
+		t.Errorf("memories the planner counts after Analyze = %v, want about %d", got, n)
+	}
+	if got := tuples(loaded, other); got != -1 {
+		t.Errorf("memories the planner counts in another store's schema = %v, want -1 (never analysed)", got)
+	}
+}
