@@ -151,6 +151,15 @@ func Migrate(ctx context.Context, from, to *Engine, opts MigrateOptions) (*Migra
 			return nil, err
 		}
 	}
+	// The copy came in by the service's writes, so fast that a server's
+	// autovacuum has not analysed the tables yet (and never will where it
+	// is off): the target's planner still plans for empty tables, for
+	// the verification below and for the first requests served.
+	if a, ok := to.Store.(interface{ Analyze(context.Context) error }); ok {
+		if err := a.Analyze(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := verifyMigration(ctx, from, to, users, tenants, rep); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/engine"
+	"github.com/memento-ai/memento/postgres"
 	"github.com/memento-ai/memento/postgres/pgtest"
 )
 
@@ -87,7 +88,7 @@ func fill(t *testing.T, e *engine.Engine, tenants []string, users int) {
 // testMigrate copies a filled SQLite store into the store dsn names and
 // checks the report, the copied rows and keys, recall, and that a second
 // run resumes from the checkpoint.
-func testMigrate(t *testing.T, to string) {
+func testMigrate(t *testing.T, to string) *engine.Engine {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := openEngine(t, filepath.Join(dir, "source.db"))
@@ -197,6 +198,7 @@ func testMigrate(t *testing.T, to string) {
 	if _, err := engine.Migrate(ctx, src, dst, engine.MigrateOptions{Checkpoint: checkpoint}); memento.ErrorCode(err) != memento.EINVALID {
 		t.Errorf("migrate with another copy's checkpoint = %v, want EINVALID", err)
 	}
+	return dst
 }
 
 func TestMigrateSQLiteToSQLite(t *testing.T) {
@@ -204,9 +206,24 @@ func TestMigrateSQLiteToSQLite(t *testing.T) {
 }
 
 // TestMigrateSQLiteToPostgres copies into a fresh schema of the database
-// MEMENTO_TEST_POSTGRES names.
+// MEMENTO_TEST_POSTGRES names, and checks that the copy analysed the
+// target's tables: the planner counts the messages copied, where a table
+// never analysed counts -1 (on a server whose autovacuum is on, as it is
+// not on CI's, autovacuum may have analysed it too).
 func TestMigrateSQLiteToPostgres(t *testing.T) {
-	testMigrate(t, pgtest.SchemaURL(t))
+	dst := testMigrate(t, pgtest.SchemaURL(t))
+	db, ok := dst.Store.(*postgres.DB)
+	if !ok {
+		t.Fatalf("the target's store is a %T, not a *postgres.DB", dst.Store)
+	}
+	var tuples float64
+	if err := db.Pool().QueryRow(t.Context(), `SELECT reltuples FROM pg_class
+		WHERE relnamespace = current_schema()::regnamespace AND relname = 'messages'`).Scan(&tuples); err != nil {
+		t.Fatal(err)
+	}
+	if tuples <= 0 {
+		t.Errorf("messages the target's planner counts after the copy = %v, want the copied rows", tuples)
+	}
 }
 
 // TestMigrateRefusesABusySource checks that a source whose queue still

@@ -198,7 +198,22 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres store: %w", err)
 	}
+	db.warnWithoutAutovacuum(ctx)
 	return db, nil
+}
+
+// warnWithoutAutovacuum logs a warning when the server's autovacuum is
+// off: the backlog's rows, added and deleted with every message, then
+// stay in its table as dead rows that every read of it skips, and the
+// planner keeps the statistics of the tables' first rows (Analyze, after a
+// bulk load, is the one analysis the store runs itself).
+func (db *DB) warnWithoutAutovacuum(ctx context.Context) {
+	var on string
+	if err := db.pool.QueryRow(ctx, `SELECT current_setting('autovacuum')`).Scan(&on); err != nil || on == "on" {
+		return
+	}
+	db.logger.WarnContext(ctx, "postgres: autovacuum is off on this server; the store's tables are neither vacuumed nor analysed, and reads of the job backlog slow down as it churns (turn autovacuum on, or run VACUUM ANALYZE regularly)",
+		"autovacuum", on)
 }
 
 //go:embed migrations/*.sql

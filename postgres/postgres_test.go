@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,4 +78,38 @@ func TestConformance(t *testing.T) {
 		db, _ := openSchema(tb, postgres.Options{})
 		return db
 	})
+}
+
+// syncBuffer is a log's destination that tests read while the store
+// writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestWarnsWithoutAutovacuum checks that opening a store logs a warning
+// when, and only when, the server's autovacuum is off.
+func TestWarnsWithoutAutovacuum(t *testing.T) {
+	var logs syncBuffer
+	db, _ := openSchema(t, postgres.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var on string
+	if err := db.Pool().QueryRow(t.Context(), `SHOW autovacuum`).Scan(&on); err != nil {
+		t.Fatal(err)
+	}
+	warned := strings.Contains(logs.String(), "autovacuum is off")
+	if warned != (on != "on") {
+		t.Errorf("autovacuum %s; warned %v, logs:\n%s", on, warned, logs.String())
+	}
 }

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/prefrows"
 )
 
 var _ memento.PreferenceService = (*DB)(nil)
@@ -216,21 +216,7 @@ func refreshPreferences(ctx context.Context, tx pgx.Tx, s memento.Scope, embedde
 	if err != nil {
 		return nil, err
 	}
-	stale := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		stale[id] = true
-	}
-	out := make([]memento.Preference, 0, len(current)+len(fresh))
-	for _, p := range current {
-		if !stale[p.ID] {
-			out = append(out, p)
-		}
-	}
-	out = append(out, fresh...)
-	slices.SortStableFunc(out, func(a, b memento.Preference) int {
-		return cmp.Or(a.FirstSeen.Compare(b.FirstSeen), strings.Compare(a.ID, b.ID))
-	})
-	return out, nil
+	return prefrows.Replace(current, ids, fresh), nil
 }
 
 // insertPreference writes a new preference at the user's preference

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/prefrows"
 )
 
 var _ memento.PreferenceService = (*DB)(nil)
@@ -368,21 +368,7 @@ func (db *DB) refreshPreferences(ctx context.Context, tx *sql.Tx, s memento.Scop
 	for i := range fresh {
 		fresh[i].Cluster = nil
 	}
-	stale := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		stale[id] = true
-	}
-	out := make([]memento.Preference, 0, len(current)+len(fresh))
-	for _, p := range current {
-		if !stale[p.ID] {
-			out = append(out, p)
-		}
-	}
-	out = append(out, fresh...)
-	slices.SortStableFunc(out, func(a, b memento.Preference) int {
-		return cmp.Or(a.FirstSeen.Compare(b.FirstSeen), strings.Compare(a.ID, b.ID))
-	})
-	return out, nil
+	return prefrows.Replace(current, ids, fresh), nil
 }
 
 // insertPreference writes a new preference at the user's preference
