@@ -205,8 +205,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 // warnWithoutAutovacuum logs a warning when the server's autovacuum is
 // off: the backlog's rows, added and deleted with every message, then
 // stay in its table as dead rows that every read of it skips, and the
-// planner keeps the statistics of the tables' first rows (Analyze, after a
-// bulk load, is the one analysis the store runs itself).
+// planner keeps the statistics of the tables' first rows (the store
+// analyses its tables itself only when asked, Analyze: after a bench's
+// bulk build and after a migration into it).
 func (db *DB) warnWithoutAutovacuum(ctx context.Context) {
 	var on string
 	if err := db.pool.QueryRow(ctx, `SELECT current_setting('autovacuum')`).Scan(&on); err != nil || on == "on" {
