@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,25 +20,8 @@ import (
 	"github.com/memento-ai/memento/engine"
 	"github.com/memento-ai/memento/engine/enginetest"
 	mhttp "github.com/memento-ai/memento/http"
+	"github.com/memento-ai/memento/internal/logtest"
 )
-
-// lockedBuffer collects log output written from request goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // echoRoutes are routes that say what the handler saw: the tenant, the
 // principal and the user, for every way a request names a user.
@@ -90,13 +72,13 @@ type authFixture struct {
 	t    *testing.T
 	db   engine.Store
 	url  string
-	logs *lockedBuffer
+	logs *logtest.Buffer
 }
 
 func newAuthServer(t *testing.T, extra ...func(s *mhttp.Server)) *authFixture {
 	t.Helper()
 	db := enginetest.Open(t)
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	ts := testServer(t, append([]func(s *mhttp.Server){func(s *mhttp.Server) {
 		s.Keys = db
 		s.Logger = slog.New(slog.NewJSONHandler(logs, nil))

@@ -6,13 +6,13 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/memento-ai/memento/internal/logtest"
 	"github.com/memento-ai/memento/postgres"
 	"github.com/memento-ai/memento/storetest"
 )
@@ -80,29 +80,10 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// syncBuffer is a log's destination that tests read while the store
-// writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestWarnsWithoutAutovacuum checks that opening a store logs a warning
 // when, and only when, the server's autovacuum is off.
 func TestWarnsWithoutAutovacuum(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	db, _ := openSchema(t, postgres.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	var on string
 	if err := db.Pool().QueryRow(t.Context(), `SHOW autovacuum`).Scan(&on); err != nil {

@@ -1,12 +1,12 @@
 package snapshot_test
 
 import (
-	"bytes"
 	"log/slog"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/memento-ai/memento/internal/logtest"
 )
 
 // value reads a counter or gauge.
@@ -21,22 +21,4 @@ func value(m prometheus.Metric) float64 {
 	return out.Gauge.GetValue()
 }
 
-// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newLogger(w *syncBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+func newLogger(w *logtest.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/logtest"
 	"github.com/memento-ai/memento/profile"
 	"github.com/memento-ai/memento/snapshot"
 	"github.com/memento-ai/memento/sqlite"
@@ -273,7 +274,7 @@ func TestWriteBehindRetriesAndLosesNothing(t *testing.T) {
 	f := newSnapshots(t, st)
 	reg := prometheus.NewRegistry()
 	metrics := snapshot.NewMetrics(reg)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	wb := &snapshot.WriteBehind{Snapshots: f.snap, Changes: f.db, ModelNames: []string{profile.ModelName}, Metrics: metrics,
 		Logger:  newLogger(&logs),
 		Options: snapshot.Options{Poll: 10 * time.Millisecond, Debounce: 30 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 40 * time.Millisecond}}

@@ -17,6 +17,7 @@ import (
 	"github.com/memento-ai/memento/agent"
 	"github.com/memento-ai/memento/catalog"
 	"github.com/memento-ai/memento/engine"
+	"github.com/memento-ai/memento/internal/logtest"
 )
 
 // profileCatalog writes a small catalog for the profile tests and returns
@@ -172,7 +173,7 @@ func TestEvalMovieLensSmall(t *testing.T) {
 // served is a `memento serve` running in-process.
 type served struct {
 	m      *Main
-	stderr *syncBuffer
+	stderr *logtest.Buffer
 }
 
 // serveWith starts `memento serve` with the environment env and extra
@@ -180,7 +181,7 @@ type served struct {
 func serveWith(t *testing.T, env map[string]string, args ...string) (*served, error) {
 	t.Helper()
 	m := NewMain()
-	errOut := &syncBuffer{}
+	errOut := &logtest.Buffer{}
 	m.Stdout, m.Stderr = io.Discard, errOut
 	m.Getenv = func(k string) string { return env[k] }
 	ctx := context.Background()
