@@ -406,6 +406,57 @@ func testPreferenceBatch(t *testing.T, open Opener) {
 	}
 }
 
+// testConcurrentPreferenceBatches sends two batches of preference writes
+// for one user at once, each strengthening the same concept once a write:
+// every write must see the others' committed rows (a batch's copy of the
+// preferences is read inside its transaction, after the user's writes
+// before it), so the concept ends with one row whose evidence counts every
+// write, and no write is lost.
+func testConcurrentPreferenceBatches(t *testing.T, open Opener) {
+	st := open(t)
+	ps, ok := st.(memento.PreferenceService)
+	if !ok {
+		t.Skip("the store does not implement memento.PreferenceService")
+	}
+	ctx := t.Context()
+	strengthen := func(current []memento.Preference) (memento.PreferenceChanges, error) {
+		for _, p := range current {
+			if p.Concept == "heist" {
+				p.Weight++
+				p.Evidence++
+				return memento.PreferenceChanges{Update: []memento.Preference{p}}, nil
+			}
+		}
+		return memento.PreferenceChanges{Insert: []memento.Preference{{Concept: "heist", Weight: 1, Kind: "taste", Evidence: 1,
+			Sources: []string{"m"}, FirstSeen: t0, LastSeen: t0, Embedder: "e", Vector: []float32{1, 0}}}}, nil
+	}
+	const batches, writes = 2, 5
+	errs := make([]error, batches)
+	var wg sync.WaitGroup
+	for b := range batches {
+		wg.Go(func() {
+			var ws []memento.PreferenceWrite
+			for i := range writes {
+				ws = append(ws, memento.PreferenceWrite{Source: fmt.Sprintf("b%d-m%d", b, i), Embedder: "e", Merge: strengthen})
+			}
+			_, errs[b] = ps.WritePreferenceBatch(ctx, ann, ws)
+		})
+	}
+	wg.Wait()
+	for b, err := range errs {
+		if err != nil {
+			t.Fatalf("batch %d: %v", b, err)
+		}
+	}
+	prefs, err := ps.Preferences(ctx, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prefs) != 1 || prefs[0].Evidence != batches*writes || prefs[0].Weight != batches*writes {
+		t.Errorf("after %d writes in %d batches at once: %+v; want one heist of evidence and weight %d", batches*writes, batches, prefs, batches*writes)
+	}
+}
+
 // testMemoryBatch checks WriteMemoryBatch: the writes of one user's runs
 // applied in order in one transaction, each checked against what the ones
 // before it left (a chain of supersessions within the batch), a message

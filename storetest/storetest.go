@@ -87,6 +87,7 @@ var parts = []struct {
 	{"Backlog", testBacklog},
 	{"BacklogWithoutHandler", testBacklogWithoutHandler},
 	{"PreferenceBatch", testPreferenceBatch},
+	{"ConcurrentPreferenceBatches", testConcurrentPreferenceBatches},
 	{"MemoryBatch", testMemoryBatch},
 	{"Isolation", testIsolation},
 	{"DeleteUser", testDeleteUser},
