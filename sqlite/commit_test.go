@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -295,7 +296,11 @@ func TestUrgentWritesGoFirst(t *testing.T) {
 	t.Parallel()
 	db := openInternal(t, Options{})
 	rig := newBatchRig(t, db)
-	w := &writeRecorder{t: t, db: db}
+	// The first write, a background one, holds the writer for 100 ms:
+	// the background has had its share of the writer's recent time, so
+	// no batch favours it (TestOwedBackgroundBeginsTheBatch) however long
+	// the store's opening writes took on a loaded machine.
+	w := &writeRecorder{t: t, db: db, slow: "first", slowFor: 100 * time.Millisecond}
 	write := w.write
 	rig.send(write("first", prioBackground)) // taken by the committer, waiting for the writer
 	rig.send(write("background 1", prioBackground))
@@ -309,13 +314,15 @@ func TestUrgentWritesGoFirst(t *testing.T) {
 }
 
 // writeRecorder sends writes that record the order the committer ran
-// them in; the write named slow holds the writer for 10 ms.
+// them in; the write named slow holds the writer for slowFor (10 ms when
+// unset).
 type writeRecorder struct {
-	t     *testing.T
-	db    *DB
-	slow  string
-	mu    sync.Mutex
-	order []string
+	t       *testing.T
+	db      *DB
+	slow    string
+	slowFor time.Duration
+	mu      sync.Mutex
+	order   []string
 }
 
 // write returns a call that sends the write name at the priority prio.
@@ -326,7 +333,7 @@ func (w *writeRecorder) write(name string, prio int) func() {
 			w.order = append(w.order, name)
 			w.mu.Unlock()
 			if name == w.slow {
-				time.Sleep(10 * time.Millisecond)
+				time.Sleep(cmp.Or(w.slowFor, 10*time.Millisecond))
 			}
 			return nil
 		}
