@@ -99,11 +99,11 @@ func countBulkRows(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE search_stats SET docs = docs + x.n, tokens = tokens + x.t
 			FROM (SELECT count(*) AS n, coalesce(sum(len), 0) AS t FROM `+kind+`_search
 				WHERE xmin::text = (txid_current() % 4294967296)::text) AS x
-			WHERE kind = $1 AND shard = (txid_current() % 16)::INTEGER`, kind); err != nil {
+			WHERE kind = $1 AND shard = search_shard()`, kind); err != nil {
 			return fmt.Errorf("count %s index rows: %w", kind, err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO term_stats (kind, term, shard, docs)
-			SELECT $1, term, (txid_current() % 16)::INTEGER, count(*) FROM `+kind+`_terms
+			SELECT $1, term, search_shard(), count(*) FROM `+kind+`_terms
 			WHERE xmin::text = (txid_current() % 4294967296)::text GROUP BY term ORDER BY term
 			ON CONFLICT (kind, term, shard) DO UPDATE SET docs = term_stats.docs + excluded.docs`, kind); err != nil {
 			return fmt.Errorf("count %s index terms: %w", kind, err)

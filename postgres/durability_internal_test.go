@@ -18,9 +18,17 @@ import (
 // openInternal opens a store in a schema of its own, dropped at the end.
 func openInternal(t testing.TB) *DB {
 	t.Helper()
+	return openInternalWith(t, Options{})
+}
+
+// openInternalWith is openInternal with options; the schema and the
+// logger are its own.
+func openInternalWith(t testing.TB, opts Options) *DB {
+	t.Helper()
 	url := pgtest.URL(t)
 	schema := fmt.Sprintf("sc_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
-	db, err := Open(context.Background(), url, Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
+	opts.Schema, opts.Logger = schema, slog.New(slog.DiscardHandler)
+	db, err := Open(context.Background(), url, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -361,11 +361,14 @@ func (db *DB) Ping(ctx context.Context) error {
 // two of them never wait for each other's row locks in opposite orders.
 //
 // Writers of different users share only the keyword index's counters
-// (search_stats, term_stats), whose rows they lock in term order within a
-// statement but not across statements; a deadlock among them (PostgreSQL
-// ends one of the transactions) or a serialization failure runs the whole
-// transaction again, up to txAttempts times. fn must therefore reset what
-// it reports at its start, as every caller does.
+// (search_stats, term_stats), and those only when more transactions write
+// at once than there are shards of them: each takes a shard no other
+// transaction under way holds (search_shard, migration 0013). Sharing
+// one, they lock its rows in term order within a statement but not
+// across statements; a deadlock among them (PostgreSQL ends one of the
+// transactions) or a serialization failure runs the whole transaction
+// again, up to txAttempts times. fn must therefore reset what it reports
+// at its start, as every caller does.
 //
 // A background job's transaction (jobctx) commits without waiting for
 // its log records to reach the disk (synchronous_commit off, set in the
