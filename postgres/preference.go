@@ -491,50 +491,73 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 			}
 		}
 	}
+	// Every statement goes in one round trip: the clusters and their
+	// members are each one statement over arrays, where they were one a
+	// row (a clustering has dozens), and the clusters left without a
+	// member are deleted after.
+	ids := make([]string, len(clusters))
+	descriptions := make([]string, len(clusters))
+	signatures := make([]string, len(clusters))
+	var memberOf, members, stances []string
+	var positions []int32
+	for i, c := range clusters {
+		ids[i], descriptions[i], signatures[i] = c.ID, c.Description, c.Signature
+		for pos, m := range c.Members {
+			memberOf, members, stances = append(memberOf, c.ID), append(members, m.Preference), append(stances, m.Stance)
+			positions = append(positions, int32(pos))
+		}
+	}
 	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
+		now := db.now()
+		b := &pgx.Batch{}
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2)`, s.Tenant, s.User)
+		b.Queue(`DELETE FROM preference_clusters WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User)
+		b.Queue(`INSERT INTO preference_clusters (tenant_id, user_id, id, description, signature, version, created_at)
+			SELECT $1, $2, c.id, c.description, c.signature, $6, $7
+			FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS c(id, description, signature, n) ORDER BY c.n`,
+			s.Tenant, s.User, ids, descriptions, signatures, version, nanos(now))
+		// A member whose preference is gone is left out; the first of
+		// a preference listed twice in a cluster is kept.
+		b.Queue(`INSERT INTO preference_cluster_members (tenant_id, user_id, cluster_id, preference_id, stance, position)
+			SELECT $1, $2, m.cluster_id, m.preference_id, m.stance, m.position
+			FROM unnest($3::text[], $4::text[], $5::text[], $6::int[]) WITH ORDINALITY AS m(cluster_id, preference_id, stance, position, n)
+			WHERE EXISTS (SELECT 1 FROM preferences p WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.id = m.preference_id)
+			ORDER BY m.n
+			ON CONFLICT DO NOTHING`, s.Tenant, s.User, memberOf, members, stances, positions)
+		b.Queue(`DELETE FROM preference_clusters c WHERE c.tenant_id = $1 AND c.user_id = $2
+			AND NOT EXISTS (SELECT 1 FROM preference_cluster_members m
+				WHERE m.tenant_id = c.tenant_id AND m.user_id = c.user_id AND m.cluster_id = c.id)`, s.Tenant, s.User)
+		b.Queue(`INSERT INTO preference_state (tenant_id, user_id, clustered_version) VALUES ($1, $2, $3)
+			ON CONFLICT (tenant_id, user_id) DO UPDATE SET clustered_version = greatest(preference_state.clustered_version, $3)
+			RETURNING version`, s.Tenant, s.User, version)
+		br := tx.SendBatch(ctx, b)
 		var ok bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2)`, s.Tenant, s.User).Scan(&ok); err != nil {
+		if err := br.QueryRow().Scan(&ok); err != nil {
+			br.Close()
 			return err
 		}
 		if !ok {
+			br.Close()
 			return memento.Errorf(memento.ENOTFOUND, "user %q not found", s.User)
 		}
-		now := db.now()
-		if _, err := tx.Exec(ctx, `DELETE FROM preference_clusters WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User); err != nil {
-			return fmt.Errorf("delete old clusters: %w", err)
-		}
-		for _, c := range clusters {
-			if _, err := tx.Exec(ctx, `INSERT INTO preference_clusters (tenant_id, user_id, id, description, signature, version, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, c.ID, c.Description, c.Signature, version, nanos(now)); err != nil {
-				return fmt.Errorf("insert cluster %s: %w", c.ID, err)
-			}
-			kept := int64(0)
-			for pos, m := range c.Members {
-				tag, err := tx.Exec(ctx, `INSERT INTO preference_cluster_members (tenant_id, user_id, cluster_id, preference_id, stance, position)
-					SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM preferences WHERE tenant_id = $1 AND user_id = $2 AND id = $4)
-					ON CONFLICT DO NOTHING`, s.Tenant, s.User, c.ID, m.Preference, m.Stance, pos)
-				if err != nil {
-					return fmt.Errorf("insert member %s of cluster %s: %w", m.Preference, c.ID, err)
-				}
-				kept += tag.RowsAffected()
-			}
-			if kept == 0 {
-				if _, err := tx.Exec(ctx, `DELETE FROM preference_clusters WHERE tenant_id = $1 AND user_id = $2 AND id = $3`, s.Tenant, s.User, c.ID); err != nil {
-					return err
-				}
+		for _, what := range []string{"delete old clusters", "insert clusters", "insert members", "delete empty clusters"} {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
 		var current int64
-		err := tx.QueryRow(ctx, `INSERT INTO preference_state (tenant_id, user_id, clustered_version) VALUES ($1, $2, $3)
-			ON CONFLICT (tenant_id, user_id) DO UPDATE SET clustered_version = greatest(preference_state.clustered_version, $3)
-			RETURNING version`, s.Tenant, s.User, version).Scan(&current)
-		if err != nil {
+		if err := br.QueryRow().Scan(&current); err != nil {
+			br.Close()
 			return fmt.Errorf("record clustered version: %w", err)
+		}
+		if err := br.Close(); err != nil {
+			return err
 		}
 		if current > version {
 			return db.requestPreferenceClusters(ctx, tx, s, now)
 		}
-		_, err = tx.Exec(ctx, `UPDATE preference_state SET cluster_requested_at = NULL WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User)
+		_, err := tx.Exec(ctx, `UPDATE preference_state SET cluster_requested_at = NULL WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User)
 		return err
 	})
 	if err != nil {

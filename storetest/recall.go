@@ -357,6 +357,34 @@ func testPreferences(t *testing.T, open Opener) {
 	if err != nil || len(clusters) != 1 || len(clusters[0].Members) != 1 || clusters[0].Members[0].Concept != "heist" {
 		t.Errorf("PreferenceClusters = %+v, %v; want one cluster with its existing member", clusters, err)
 	}
+	// A second save replaces the first: a cluster whose members are all
+	// gone is not stored, members keep the order they were described in,
+	// and a preference listed twice in a cluster is a member once.
+	var horror string
+	for _, p := range prefs {
+		if p.Concept == "horror" {
+			horror = p.ID
+		}
+	}
+	err = ps.SavePreferenceClusters(ctx, ann, v.Version, []memento.PreferenceCluster{
+		{ID: "c3", Description: "mixed", Members: []memento.PreferenceClusterMember{
+			{Preference: horror, Stance: memento.StanceOppose}, {Preference: "gone", Stance: memento.StanceSupport},
+			{Preference: heist, Stance: memento.StanceSupport}, {Preference: horror, Stance: memento.StanceSupport}}},
+		{ID: "c2", Description: "all gone", Members: []memento.PreferenceClusterMember{{Preference: "gone", Stance: memento.StanceSupport}}},
+	})
+	if err != nil {
+		t.Fatalf("SavePreferenceClusters again: %v", err)
+	}
+	clusters, err = ps.PreferenceClusters(ctx, ann)
+	var got []string
+	for _, c := range clusters {
+		for _, m := range c.Members {
+			got = append(got, c.ID+":"+m.Concept+":"+m.Stance)
+		}
+	}
+	if want := []string{"c3:horror:oppose", "c3:heist:support"}; err != nil || len(clusters) != 1 || !slices.Equal(got, want) {
+		t.Errorf("PreferenceClusters after a second save = %v (%d clusters), %v; want %v", got, len(clusters), err, want)
+	}
 	if err := ps.DeletePreference(ctx, ann, heist); err != nil {
 		t.Fatalf("DeletePreference: %v", err)
 	}
