@@ -290,7 +290,7 @@ func (db *DB) ImportUser(ctx context.Context, s memento.Scope, doc *memento.User
 		}
 		for _, m := range doc.Memories {
 			m.Vector, m.Embedder = nil, ""
-			if _, err := insertMemory(ctx, tx, s, m, now); memento.ErrorCode(err) == memento.ECONFLICT {
+			if err := insertMemory(ctx, tx, s, m, now); memento.ErrorCode(err) == memento.ECONFLICT {
 				res.Skipped++ // stored already, or another value is current
 				continue
 			} else if err != nil {

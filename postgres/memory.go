@@ -243,7 +243,7 @@ func (db *DB) UpdateMemory(ctx context.Context, s memento.Scope, id string, u me
 				WHERE tenant_id = $3 AND user_id = $4 AND id = $5`, value, nanos(now), s.Tenant, s.User, id, periodsColumn(value, now)); err != nil {
 				return fmt.Errorf("update memory: %w", err)
 			}
-			if _, err := insertMemory(ctx, tx, s, old, now); err != nil {
+			if err := insertMemory(ctx, tx, s, old, now); err != nil {
 				return err
 			}
 			m.Value, m.ValidFrom = value, now
@@ -366,15 +366,47 @@ func (db *DB) MemoryModes(ctx context.Context, s memento.Scope) (map[string]stri
 }
 
 // insertMemory inserts m for the user, with its embedding if it has one,
-// and indexes a current memory for keyword search. It returns the row key.
-func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Memory, now time.Time) (int64, error) {
+// and indexes a current memory for keyword search, in one statement
+// (memoryInsert). A conflict (ECONFLICT) leaves the transaction usable,
+// for the caller that skips it (ImportUser): the statement runs in a
+// savepoint.
+func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Memory, now time.Time) error {
+	sql, args, err := memoryInsert(s, m, now)
+	if err != nil {
+		return err
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := sp.Exec(ctx, sql, args...); err != nil {
+		_ = sp.Rollback(ctx)
+		return memoryInsertError(m, err)
+	}
+	return sp.Commit(ctx)
+}
+
+// memoryInsertError names the memory whose insert failed; a unique
+// violation is ECONFLICT.
+func memoryInsertError(m memento.Memory, err error) error {
+	if isUniqueViolation(err) {
+		return memento.WrapError(memento.ECONFLICT, err, "memory %q conflicts with a stored one (same id, or a second current value of %s)", m.ID, m.Attribute)
+	}
+	return fmt.Errorf("insert memory %s: %w", m.ID, err)
+}
+
+// memoryInsert returns the statement that inserts m for the user with its
+// embedding, if it has one, and its keyword index entries, if it is
+// current: one statement where it was up to three, so that a batch of
+// writes sends each memory in one message to the server.
+func memoryInsert(s memento.Scope, m memento.Memory, now time.Time) (string, []any, error) {
 	sources := m.Sources
 	if sources == nil {
 		sources = []string{}
 	}
 	src, err := json.Marshal(sources)
 	if err != nil {
-		return 0, fmt.Errorf("encode sources of memory %s: %w", m.ID, err)
+		return "", nil, fmt.Errorf("encode sources of memory %s: %w", m.ID, err)
 	}
 	var to *int64
 	if m.ValidTo != nil {
@@ -389,40 +421,32 @@ func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Mem
 		updated = now
 	}
 	attribute := strings.ToUpper(m.Attribute)
-	var pk int64
-	// A savepoint, so a conflict leaves the transaction usable for the
-	// caller that skips it (ImportUser).
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return 0, err
-	}
-	err = sp.QueryRow(ctx, `INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
-			sources, thread_id, run_id, created_at, updated_at, periods)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING pk`,
-		s.Tenant, s.User, m.ID, memento.KindOf(m.Mode), attribute, m.Mode, m.Value, nanos(m.ValidFrom), to,
-		string(src), m.Thread, m.RunID, nanos(created), nanos(updated), periodsColumn(m.Value, m.ValidFrom)).Scan(&pk)
-	if err != nil {
-		_ = sp.Rollback(ctx)
-		if isUniqueViolation(err) {
-			return 0, memento.WrapError(memento.ECONFLICT, err, "memory %q conflicts with a stored one (same id, or a second current value of %s)", m.ID, m.Attribute)
-		}
-		return 0, fmt.Errorf("insert memory %s: %w", m.ID, err)
-	}
-	if err := sp.Commit(ctx); err != nil {
-		return 0, err
-	}
+	var embedder *string
+	var vector []byte
 	if m.Vector != nil && m.Embedder != "" {
-		if _, err := tx.Exec(ctx, `INSERT INTO memory_vectors (memory_pk, embedder, embedding) VALUES ($1, $2, $3)`,
-			pk, m.Embedder, vectorBytes(m.Vector)); err != nil {
-			return 0, fmt.Errorf("insert vector of memory %s: %w", m.ID, err)
-		}
+		embedder, vector = &m.Embedder, vectorBytes(m.Vector)
 	}
-	if m.ValidTo == nil {
-		if err := indexMemory(ctx, tx, s, pk, attribute, m.Value); err != nil {
-			return 0, err
-		}
+	indexed := m.ValidTo == nil
+	var terms []string
+	var freqs []float64
+	var n int
+	if indexed {
+		terms, freqs, n = indexTerms(weightedText{m.Value, 1}, weightedText{attribute, 0.5})
 	}
-	return pk, nil
+	// The keyword index's terms are the statement's own INSERT, not a
+	// WITH's, as in the insert of a message: their statement trigger
+	// counts them.
+	return `WITH m AS (
+			INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
+				sources, thread_id, run_id, created_at, updated_at, periods)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING pk),
+		v AS (INSERT INTO memory_vectors (memory_pk, embedder, embedding) SELECT pk, $16, $17 FROM m WHERE $16::text IS NOT NULL),
+		d AS (INSERT INTO memory_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $18 FROM m WHERE $19)
+		INSERT INTO memory_terms (pk, tenant_id, user_id, term, freq, len)
+		SELECT m.pk, $1, $2, x.t, x.f, $18 FROM m, unnest($20::text[], $21::float8[]) AS x(t, f) WHERE $19`,
+		[]any{s.Tenant, s.User, m.ID, memento.KindOf(m.Mode), attribute, m.Mode, m.Value, nanos(m.ValidFrom), to,
+			string(src), m.Thread, m.RunID, nanos(created), nanos(updated), periodsColumn(m.Value, m.ValidFrom),
+			embedder, vector, n, indexed, terms, freqs}, nil
 }
 
 // checkMemoryWrite validates a pipeline write before anything is stored.
@@ -507,70 +531,114 @@ func (db *DB) WriteMemoryBatch(ctx context.Context, s memento.Scope, ws []mement
 	return written, nil
 }
 
-// writeMemories applies w in tx and reports whether it wrote it.
+// writeMemories applies w in tx and reports whether it wrote it, in two
+// round trips (three with base values to check): the message and whether
+// its run is stored; the base values; then every write at once.
 func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, w memento.MemoryWrite, report string) (bool, error) {
 	var msgPK, at int64
 	var thread string
-	err := tx.QueryRow(ctx, `SELECT pk, thread_id, at FROM messages WHERE tenant_id = $1 AND user_id = $2 AND id = $3`,
-		s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at)
+	var done bool
+	err := tx.QueryRow(ctx, `SELECT m.pk, m.thread_id, m.at,
+			EXISTS (SELECT 1 FROM memory_runs r WHERE r.tenant_id = m.tenant_id AND r.user_id = m.user_id AND r.message_id = m.id)
+		FROM messages m WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = $3`,
+		s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at, &done)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, memento.Errorf(memento.ENOTFOUND, "message %q not found", w.Message.ID)
 	} else if err != nil {
 		return false, fmt.Errorf("look up message: %w", err)
 	}
-	var done bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memory_runs WHERE tenant_id = $1 AND user_id = $2 AND message_id = $3)`,
-		s.Tenant, s.User, w.Message.ID).Scan(&done); err != nil {
-		return false, fmt.Errorf("look up run: %w", err)
-	}
 	if done {
 		return false, nil
 	}
-	for attr, base := range w.Base {
-		var cur memento.MemoryBase
-		err := tx.QueryRow(ctx, `SELECT id, value FROM memories WHERE tenant_id = $1 AND user_id = $2 AND attribute = $3
-			AND mode = 'semantic' AND valid_to IS NULL`, s.Tenant, s.User, strings.ToUpper(attr)).Scan(&cur.ID, &cur.Value)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return false, fmt.Errorf("read current %s: %w", attr, err)
+	if len(w.Base) > 0 {
+		attrs := make([]string, 0, len(w.Base))
+		for attr := range w.Base {
+			attrs = append(attrs, strings.ToUpper(attr))
 		}
-		if cur != base {
-			return false, memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr)
+		rows, err := tx.Query(ctx, `SELECT attribute, id, value FROM memories WHERE tenant_id = $1 AND user_id = $2
+			AND attribute = ANY($3) AND mode = 'semantic' AND valid_to IS NULL`, s.Tenant, s.User, attrs)
+		if err != nil {
+			return false, fmt.Errorf("read current values: %w", err)
+		}
+		current := map[string]memento.MemoryBase{}
+		var attr string
+		var cur memento.MemoryBase
+		_, err = pgx.ForEachRow(rows, []any{&attr, &cur.ID, &cur.Value}, func() error {
+			current[attr] = cur
+			return nil
+		})
+		if err != nil {
+			return false, fmt.Errorf("read current values: %w", err)
+		}
+		for attr, base := range w.Base {
+			if current[strings.ToUpper(attr)] != base {
+				return false, memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr)
+			}
 		}
 	}
 	now := db.now()
+	b := &pgx.Batch{}
 	for _, c := range w.Close {
-		tag, err := tx.Exec(ctx, `UPDATE memories SET valid_to = greatest(valid_from, $1), updated_at = $2
+		b.Queue(`UPDATE memories SET valid_to = greatest(valid_from, $1), updated_at = $2
 			WHERE tenant_id = $3 AND user_id = $4 AND id = $5 AND valid_to IS NULL`, at, nanos(now), s.Tenant, s.User, c.ID)
-		if err != nil {
-			return false, fmt.Errorf("close memory %s: %w", c.ID, err)
-		}
-		if tag.RowsAffected() != 1 {
-			return false, memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
-		}
 	}
 	for _, m := range w.Insert {
 		if m.Thread == "" {
 			m.Thread = thread
 		}
-		if _, err := insertMemory(ctx, tx, s, m, now); err != nil {
+		sql, args, err := memoryInsert(s, m, now)
+		if err != nil {
 			return false, err
 		}
+		b.Queue(sql, args...)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, report, nanos(now)); err != nil {
-		return false, fmt.Errorf("record run: %w", err)
-	}
+	b.Queue(`INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, report, nanos(now))
 	if w.Vector != nil {
-		if _, err := tx.Exec(ctx, `INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES ($1, $2, $3)
+		b.Queue(`INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES ($1, $2, $3)
 			ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
-			msgPK, w.Embedder, vectorBytes(w.Vector)); err != nil {
-			return false, fmt.Errorf("store message vector: %w", err)
-		}
+			msgPK, w.Embedder, vectorBytes(w.Vector))
 	}
 	if w.Checkpoint != "" {
-		if _, err := tx.Exec(ctx, `DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, w.Checkpoint); err != nil {
-			return false, fmt.Errorf("delete checkpoint: %w", err)
+		b.Queue(`DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, w.Checkpoint)
+	}
+	br := tx.SendBatch(ctx, b)
+	// The first error answers: the statements after it fail with it.
+	err = func() error {
+		for _, c := range w.Close {
+			tag, err := br.Exec()
+			if err != nil {
+				return fmt.Errorf("close memory %s: %w", c.ID, err)
+			}
+			if tag.RowsAffected() != 1 {
+				return memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
+			}
 		}
+		for _, m := range w.Insert {
+			if _, err := br.Exec(); err != nil {
+				return memoryInsertError(m, err)
+			}
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("record run: %w", err)
+		}
+		if w.Vector != nil {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("store message vector: %w", err)
+			}
+		}
+		if w.Checkpoint != "" {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("delete checkpoint: %w", err)
+			}
+		}
+		return nil
+	}()
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, err
 	}
 	return true, nil
 }

@@ -25,9 +25,9 @@ import (
 // attribute 0.5; messages: text 1.0), len(d) counts the tokens of every
 // column plus the one scope token an FTS5 row carries, and N, n(w) and
 // avglen are over the whole index (every user), as in an FTS5 table. The
-// terms are stored by the write paths (indexMemory, indexMessage), the
-// corpus totals and each term's document count by triggers (search_stats,
-// term_stats); storetest checks the scores against a reference
+// terms are stored by the write paths (memoryInsert, indexMemory, the
+// insert of messages), the corpus totals and each term's document count
+// by triggers (search_stats, term_stats); storetest checks the scores against a reference
 // computation on both stores. A query reads a few rows of the totals and,
 // per word, at most memento.MaxTermMatches entries of the user's index.
 

@@ -146,11 +146,15 @@ func testMemories(t *testing.T, open Opener) {
 	_, err = st.Memory(ctx, ann, "nope")
 	wantCode(t, "Memory of an unknown id", err, memento.ENOTFOUND)
 
-	// Closing a value that is not current is a conflict.
+	// Closing a value that is not current is a conflict, alone as well
+	// as with a new value.
 	m4 := userMessage(t, st, ann, "t1", "m4", "I like noir", 30)
 	_, err = st.WriteMemories(ctx, ann, memento.MemoryWrite{Message: m4, Close: []memento.Supersession{{ID: "mem1", Attribute: "LIKES"}},
-		Insert: []memento.Memory{semantic("mem3", "LIKES", "noir", m4)}, Run: run(m4, "mem3")})
+		Run: run(m4)})
 	wantCode(t, "closing a superseded value", err, memento.ECONFLICT)
+	_, err = st.WriteMemories(ctx, ann, memento.MemoryWrite{Message: m4, Close: []memento.Supersession{{ID: "mem1", Attribute: "LIKES"}},
+		Insert: []memento.Memory{semantic("mem3", "LIKES", "noir", m4)}, Run: run(m4, "mem3")})
+	wantCode(t, "closing a superseded value and adding one", err, memento.ECONFLICT)
 	// Two current values of one semantic attribute are a conflict.
 	_, err = st.WriteMemories(ctx, ann, memento.MemoryWrite{Message: m4,
 		Insert: []memento.Memory{semantic("mem3", "LIKES", "noir", m4)}, Run: run(m4, "mem3")})
