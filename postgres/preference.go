@@ -491,15 +491,18 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 			}
 		}
 	}
-	// Every statement goes in one round trip: the clusters and their
-	// members are each one statement over arrays, where they were one a
-	// row (a clustering has dozens), and the clusters left without a
-	// member are deleted after.
+	// Every statement goes in one round trip, each over arrays, and only
+	// what changed is written: a clustering keeps most clusters as they
+	// were (a cluster's id is its members'), and a member inserted costs
+	// two foreign key checks. Members not listed any more go first, then
+	// clusters not listed; the clusters are written (their version and
+	// time change), then the members new or changed; clusters left
+	// without a member are deleted last.
 	ids := make([]string, len(clusters))
 	descriptions := make([]string, len(clusters))
 	signatures := make([]string, len(clusters))
-	var memberOf, members, stances []string
-	var positions []int32
+	memberOf, members, stances := []string{}, []string{}, []string{}
+	positions := []int32{}
 	for i, c := range clusters {
 		ids[i], descriptions[i], signatures[i] = c.ID, c.Description, c.Signature
 		for pos, m := range c.Members {
@@ -511,19 +514,26 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 		now := db.now()
 		b := &pgx.Batch{}
 		b.Queue(`SELECT EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2)`, s.Tenant, s.User)
-		b.Queue(`DELETE FROM preference_clusters WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User)
+		b.Queue(`DELETE FROM preference_cluster_members m WHERE m.tenant_id = $1 AND m.user_id = $2
+			AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS n(cluster_id, preference_id)
+				WHERE n.cluster_id = m.cluster_id AND n.preference_id = m.preference_id)`, s.Tenant, s.User, memberOf, members)
+		b.Queue(`DELETE FROM preference_clusters WHERE tenant_id = $1 AND user_id = $2 AND id <> ALL($3::text[])`, s.Tenant, s.User, ids)
 		b.Queue(`INSERT INTO preference_clusters (tenant_id, user_id, id, description, signature, version, created_at)
 			SELECT $1, $2, c.id, c.description, c.signature, $6, $7
-			FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS c(id, description, signature, n) ORDER BY c.n`,
+			FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS c(id, description, signature, n) ORDER BY c.n
+			ON CONFLICT (tenant_id, user_id, id) DO UPDATE SET description = excluded.description, signature = excluded.signature,
+				version = excluded.version, created_at = excluded.created_at`,
 			s.Tenant, s.User, ids, descriptions, signatures, version, nanos(now))
-		// A member whose preference is gone is left out; the first of
-		// a preference listed twice in a cluster is kept.
+		// A member whose preference is gone is left out; of a preference
+		// listed twice in a cluster, the first is kept.
 		b.Queue(`INSERT INTO preference_cluster_members (tenant_id, user_id, cluster_id, preference_id, stance, position)
-			SELECT $1, $2, m.cluster_id, m.preference_id, m.stance, m.position
+			SELECT DISTINCT ON (m.cluster_id, m.preference_id) $1, $2, m.cluster_id, m.preference_id, m.stance, m.position
 			FROM unnest($3::text[], $4::text[], $5::text[], $6::int[]) WITH ORDINALITY AS m(cluster_id, preference_id, stance, position, n)
 			WHERE EXISTS (SELECT 1 FROM preferences p WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.id = m.preference_id)
-			ORDER BY m.n
-			ON CONFLICT DO NOTHING`, s.Tenant, s.User, memberOf, members, stances, positions)
+			ORDER BY m.cluster_id, m.preference_id, m.n
+			ON CONFLICT (tenant_id, user_id, cluster_id, preference_id) DO UPDATE SET stance = excluded.stance, position = excluded.position
+			WHERE (preference_cluster_members.stance, preference_cluster_members.position) IS DISTINCT FROM (excluded.stance, excluded.position)`,
+			s.Tenant, s.User, memberOf, members, stances, positions)
 		b.Queue(`DELETE FROM preference_clusters c WHERE c.tenant_id = $1 AND c.user_id = $2
 			AND NOT EXISTS (SELECT 1 FROM preference_cluster_members m
 				WHERE m.tenant_id = c.tenant_id AND m.user_id = c.user_id AND m.cluster_id = c.id)`, s.Tenant, s.User)
@@ -540,7 +550,7 @@ func (db *DB) SavePreferenceClusters(ctx context.Context, s memento.Scope, versi
 			br.Close()
 			return memento.Errorf(memento.ENOTFOUND, "user %q not found", s.User)
 		}
-		for _, what := range []string{"delete old clusters", "insert clusters", "insert members", "delete empty clusters"} {
+		for _, what := range []string{"delete old members", "delete old clusters", "write clusters", "write members", "delete empty clusters"} {
 			if _, err := br.Exec(); err != nil {
 				br.Close()
 				return fmt.Errorf("%s: %w", what, err)

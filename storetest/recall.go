@@ -385,6 +385,26 @@ func testPreferences(t *testing.T, open Opener) {
 	if want := []string{"c3:horror:oppose", "c3:heist:support"}; err != nil || len(clusters) != 1 || !slices.Equal(got, want) {
 		t.Errorf("PreferenceClusters after a second save = %v (%d clusters), %v; want %v", got, len(clusters), err, want)
 	}
+	// The same cluster saved with its members in another order and a
+	// stance changed: the cluster reads as saved last.
+	err = ps.SavePreferenceClusters(ctx, ann, v.Version, []memento.PreferenceCluster{
+		{ID: "c3", Description: "mixed, again", Members: []memento.PreferenceClusterMember{
+			{Preference: heist, Stance: memento.StanceSupport}, {Preference: horror, Stance: memento.StanceSupport}}},
+	})
+	if err != nil {
+		t.Fatalf("SavePreferenceClusters a third time: %v", err)
+	}
+	clusters, err = ps.PreferenceClusters(ctx, ann)
+	got = got[:0]
+	for _, c := range clusters {
+		got = append(got, c.ID+":"+c.Description)
+		for _, m := range c.Members {
+			got = append(got, m.Concept+":"+m.Stance)
+		}
+	}
+	if want := []string{"c3:mixed, again", "heist:support", "horror:support"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("PreferenceClusters after a third save = %v, %v; want %v", got, err, want)
+	}
 	if err := ps.DeletePreference(ctx, ann, heist); err != nil {
 		t.Fatalf("DeletePreference: %v", err)
 	}
