@@ -132,20 +132,17 @@ const waitingJobStates = `'available', 'scheduled', 'pending', 'retryable', 'run
 // that backlog_users names has not ended. The upsert locks the user's row
 // until tx ends.
 func (db *DB) ensureBacklogJob(ctx context.Context, tx pgx.Tx, s memento.Scope) error {
-	var jobID *int64
-	if err := tx.QueryRow(ctx, `INSERT INTO backlog_users (tenant_id, user_id) VALUES ($1, $2)
-		ON CONFLICT (tenant_id, user_id) DO UPDATE SET job_id = backlog_users.job_id RETURNING job_id`, s.Tenant, s.User).Scan(&jobID); err != nil {
+	// One statement locks the row and reads the state of the job it
+	// names (NULL when there is none, or it is gone).
+	var waiting *bool
+	if err := tx.QueryRow(ctx, `WITH u AS (INSERT INTO backlog_users (tenant_id, user_id) VALUES ($1, $2)
+			ON CONFLICT (tenant_id, user_id) DO UPDATE SET job_id = backlog_users.job_id RETURNING job_id)
+		SELECT (SELECT j.state IN (`+waitingJobStates+`) FROM river_job j WHERE j.id = u.job_id) FROM u`,
+		s.Tenant, s.User).Scan(&waiting); err != nil {
 		return fmt.Errorf("read the backlog's job: %w", err)
 	}
-	if jobID != nil {
-		var waiting bool
-		err := tx.QueryRow(ctx, `SELECT state IN (`+waitingJobStates+`) FROM river_job WHERE id = $1`, *jobID).Scan(&waiting)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("read the backlog's job: %w", err)
-		}
-		if waiting {
-			return nil // it will read what was just added
-		}
+	if waiting != nil && *waiting {
+		return nil // it will read what was just added
 	}
 	payload, err := json.Marshal(memento.Scope{Tenant: s.Tenant, User: s.User})
 	if err != nil {
