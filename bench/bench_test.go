@@ -365,3 +365,20 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("defaults = %+v", got)
 	}
 }
+
+// TestPollAfter checks the waits between counts of unfinished jobs: 5 ms
+// near the end of a measurement, longer while many jobs are left, never
+// more than 50 ms, and never shorter for more jobs.
+func TestPollAfter(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: 5 * time.Millisecond, 100: 5 * time.Millisecond,
+		400: 20 * time.Millisecond, 1000: 50 * time.Millisecond, 1 << 30: 50 * time.Millisecond} {
+		if got := pollAfter(n); got != want {
+			t.Errorf("pollAfter(%d) = %s, want %s", n, got, want)
+		}
+	}
+	for n := 1; n < 5000; n++ {
+		if pollAfter(n) < pollAfter(n-1) {
+			t.Fatalf("pollAfter(%d) = %s is shorter than pollAfter(%d) = %s", n, pollAfter(n), n-1, pollAfter(n-1))
+		}
+	}
+}
