@@ -25,7 +25,6 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/internal/jobctx"
-	"github.com/memento-ai/memento/internal/keylock"
 	"github.com/memento-ai/memento/internal/task"
 )
 
@@ -146,9 +145,6 @@ type DB struct {
 	proc     *queueProcess
 	// backlog is the users' backlogs' handler and locks (backlog.go).
 	backlog backlogState
-	// users keeps this process's transactions of one user (userTx) in
-	// line before they take a connection.
-	users keylock.Map[string]
 
 	// backfill resolves the periods of rows stored before migration 0007
 	// (periods.go); nil when none were left at Open.
@@ -384,25 +380,13 @@ func (db *DB) Ping(ctx context.Context) error {
 // BEGIN and the lock go to the server as one simple query, in one round
 // trip (beginUser), where they were two: under load each round trip is a
 // wake-up of the request's goroutine that may wait for a processor.
-//
-// Within a process, a user's transactions first wait for one another in
-// line (DB.users), holding no connection: a batch of a user's backlog
-// writes its memories, preferences and events at once, and an append of
-// the user may come meanwhile, and each of them waiting for the user's
-// lock in the server held one of the pool's few connections, which
-// other users' writes then waited for.
 func (db *DB) userTx(ctx context.Context, s memento.Scope, fn func(tx pgx.Tx) error) error {
-	key := userKey(s)
-	begin := pgx.TxOptions{BeginQuery: beginUser(key, jobctx.Is(ctx))}
+	begin := pgx.TxOptions{BeginQuery: beginUser(userKey(s), jobctx.Is(ctx))}
 	foreground(ctx)
 	times := memento.WriteTimesFrom(ctx)
 	start := time.Now()
-	unlock, err := db.users.LockContext(ctx, key)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	var locked time.Time
+	var err error
 	for attempt := 1; attempt <= txAttempts; attempt++ {
 		// A BEGIN whose lock fails leaves its connection in a failed
 		// transaction, which the pool closes rather than hands out.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -116,42 +115,6 @@ func BenchmarkUserTx(b *testing.B) {
 		i++
 		if err := db.userTx(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: "u" + strconv.Itoa(i%50)}, func(tx pgx.Tx) error { return nil }); err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-// TestWaitingForAUserHoldsNoConnection holds a transaction of one user
-// open on a pool of two connections while two more of the same user wait
-// for it: they wait in line in the process, holding no connection, so a
-// write of another user still gets the second connection and goes ahead.
-func TestWaitingForAUserHoldsNoConnection(t *testing.T) {
-	ctx := context.Background()
-	db := openInternalWith(t, Options{MaxConns: 2})
-	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
-	bob := memento.Scope{Tenant: memento.DefaultTenant, User: "bob"}
-	held, release := make(chan struct{}), make(chan struct{})
-	errs := make(chan error, 3)
-	go func() {
-		errs <- db.userTx(ctx, ann, func(pgx.Tx) error {
-			close(held)
-			<-release
-			return nil
-		})
-	}()
-	<-held
-	for range 2 {
-		go func() { errs <- db.userTx(ctx, ann, func(pgx.Tx) error { return nil }) }()
-	}
-	time.Sleep(200 * time.Millisecond) // the two are waiting by now
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := db.EnsureUser(wctx, bob); err != nil {
-		t.Errorf("a write of another user while ann's transactions wait: %v", err)
-	}
-	close(release)
-	for range 3 {
-		if err := <-errs; err != nil {
-			t.Errorf("ann's transaction: %v", err)
 		}
 	}
 }

@@ -3,10 +3,7 @@
 // users or threads stays as small as the work in flight.
 package keylock
 
-import (
-	"context"
-	"sync"
-)
+import "sync"
 
 // Map is a mutex per key of type K. Its zero value is ready.
 type Map[K comparable] struct {
@@ -14,51 +11,34 @@ type Map[K comparable] struct {
 	locks map[K]*entry
 }
 
-// entry is one key's lock, a channel that holds a token while the lock is
-// held (so that a wait can give up), with a count of its holders and
-// waiters. Waiters take the lock in the order they came.
+// entry is one key's mutex with a count of its holders and waiters.
 type entry struct {
-	held chan struct{}
+	mu   sync.Mutex
 	refs int
 }
 
 // Lock takes k's lock and returns its release.
 func (m *Map[K]) Lock(k K) (unlock func()) {
-	unlock, _ = m.LockContext(context.Background(), k)
-	return unlock
-}
-
-// LockContext takes k's lock and returns its release, or gives up when
-// ctx ends first and returns ctx's error.
-func (m *Map[K]) LockContext(ctx context.Context, k K) (unlock func(), err error) {
 	m.mu.Lock()
 	if m.locks == nil {
 		m.locks = map[K]*entry{}
 	}
 	e := m.locks[k]
 	if e == nil {
-		e = &entry{held: make(chan struct{}, 1)}
+		e = &entry{}
 		m.locks[k] = e
 	}
 	e.refs++
 	m.mu.Unlock()
-	drop := func() {
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
 		m.mu.Lock()
 		if e.refs--; e.refs == 0 {
 			delete(m.locks, k)
 		}
 		m.mu.Unlock()
 	}
-	select {
-	case e.held <- struct{}{}:
-	case <-ctx.Done():
-		drop()
-		return nil, ctx.Err()
-	}
-	return func() {
-		<-e.held
-		drop()
-	}, nil
 }
 
 // Len is how many keys have a lock now: held or waited for.

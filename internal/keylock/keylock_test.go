@@ -1,7 +1,6 @@
 package keylock
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,44 +43,6 @@ func TestMap(t *testing.T) {
 	wg.Wait()
 	if most.Load() != 1 {
 		t.Errorf("%d holders of one key's lock at once", most.Load())
-	}
-	if n := m.Len(); n != 0 {
-		t.Errorf("%d keys left in the map", n)
-	}
-}
-
-// A wait for a held key's lock gives up when its context ends, and leaves
-// nothing behind; the lock then goes to the next waiter.
-func TestLockContext(t *testing.T) {
-	var m Map[string]
-	unlock, err := m.LockContext(context.Background(), "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if _, err := m.LockContext(ctx, "a"); err != context.DeadlineExceeded {
-		t.Fatalf("LockContext of a held key = %v, want the context's deadline", err)
-	}
-	got := make(chan func())
-	go func() {
-		u, err := m.LockContext(context.Background(), "a")
-		if err != nil {
-			t.Error(err)
-		}
-		got <- u
-	}()
-	select {
-	case <-got:
-		t.Fatal("a second holder took the key's lock while it was held")
-	case <-time.After(20 * time.Millisecond):
-	}
-	unlock()
-	select {
-	case u := <-got:
-		u()
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter did not get the lock once it was released")
 	}
 	if n := m.Len(); n != 0 {
 		t.Errorf("%d keys left in the map", n)
