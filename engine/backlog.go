@@ -144,6 +144,13 @@ func (b *backlog) run(ctx context.Context, s memento.Scope, jobs []memento.Backl
 	for _, w := range windows {
 		batch.Know(w.thread, w.after, w.msgs)
 	}
+	var forming []string
+	for _, m := range msgs {
+		if m.msg != nil && len(m.jobs[memento.JobRemember]) > 0 {
+			forming = append(forming, m.msg.ID)
+		}
+	}
+	batch.Prefetch(ctx, forming)
 	ran := len(msgs)
 	for lo := 0; lo < len(msgs); lo += backlogChunk {
 		if lo > 0 && (ctx.Err() != nil || time.Since(start) > backlogBudget) {

@@ -82,6 +82,10 @@ func (b *Batch) Flush(ctx context.Context) ([]memento.Message, error) {
 		}
 	}
 	b.o.pending, b.o.runs = nil, map[string]memento.MemoryRun{}
+	for _, w := range ws {
+		// Stored now, or to run again outside the batch.
+		delete(b.o.unrecorded, w.Message.ID)
+	}
 	if err != nil {
 		b.o.current, b.o.read = nil, false
 		return pending, fmt.Errorf("flush %d runs: %w", len(ws), err)
@@ -104,6 +108,9 @@ type overlay struct {
 	// and summaries the threads' latest summaries once read.
 	threads   map[string]threadWindow
 	summaries map[string]*memento.Summary
+	// unrecorded and unsaved are the messages without a recorded run and
+	// the checkpoint keys without a checkpoint when Prefetch read them.
+	unrecorded, unsaved map[string]bool
 }
 
 // semanticCurrent is the filter of the current semantic values, the only
@@ -139,10 +146,14 @@ func (o *overlay) Memories(ctx context.Context, s memento.Scope, f memento.Memor
 	return slices.Clone(o.current), nil
 }
 
-// MemoryRun returns a run the batch keeps, else the stored one.
+// MemoryRun returns a run the batch keeps, else the stored one; a message
+// Prefetch found without a run has none.
 func (o *overlay) MemoryRun(ctx context.Context, s memento.Scope, message string) (*memento.MemoryRun, error) {
 	if r, ok := o.runs[message]; ok {
 		return &r, nil
+	}
+	if o.unrecorded[message] {
+		return nil, memento.Errorf(memento.ENOTFOUND, "no run over message %q: it was not processed (yet)", message)
 	}
 	return o.Store.MemoryRun(ctx, s, message)
 }
@@ -257,6 +268,76 @@ func (b *Batch) Know(thread string, afterSeq int64, msgs []memento.Message) {
 	b.o.threads[thread] = threadWindow{after: afterSeq, msgs: msgs}
 }
 
+// RunLookup is a store that tells, in one read, which of a user's
+// messages have their runs recorded and which of the given checkpoint
+// keys have a checkpoint saved. A batch asks it once for all its messages
+// (Batch.Prefetch) where each run would otherwise ask the store twice,
+// once whether its message was processed and once for its checkpoint:
+// two round trips a message on a store behind a network.
+type RunLookup interface {
+	RunsAndCheckpoints(ctx context.Context, s memento.Scope, messages, keys []string) (recorded, saved map[string]bool, err error)
+}
+
+// Prefetch reads at once, when the store is a RunLookup, which of the
+// messages have their runs recorded and which have a checkpoint: the
+// batch's runs then ask the store only about those that do. A run
+// recorded after Prefetch by someone else is still found: the write
+// refuses to store a message's run twice, and the run reports the stored
+// one. Without a RunLookup, or when the read fails, it does nothing.
+func (b *Batch) Prefetch(ctx context.Context, messages []string) {
+	rl, ok := b.real.(RunLookup)
+	if !ok || len(messages) == 0 {
+		return
+	}
+	keys := make([]string, len(messages))
+	for i, id := range messages {
+		keys[i] = checkpointKey(id)
+	}
+	recorded, saved, err := rl.RunsAndCheckpoints(ctx, b.s, messages, keys)
+	if err != nil {
+		return
+	}
+	if b.o.unrecorded == nil {
+		b.o.unrecorded, b.o.unsaved = map[string]bool{}, map[string]bool{}
+	}
+	for i, id := range messages {
+		if !recorded[id] {
+			b.o.unrecorded[id] = true
+		}
+		if !saved[keys[i]] {
+			b.o.unsaved[keys[i]] = true
+		}
+	}
+}
+
+// checkpointKey is the key of the checkpoint of the run over a message.
+func checkpointKey(message string) string { return GraphName + "/" + message }
+
 // Checkpointer is the real store's: a batch's long runs save their
-// checkpoints as runs one at a time do.
-func (o *overlay) Checkpointer(s memento.Scope) graph.Checkpointer { return o.Store.Checkpointer(s) }
+// checkpoints as runs one at a time do. A key Prefetch found without a
+// checkpoint loads as none without asking the store, until it is saved.
+func (o *overlay) Checkpointer(s memento.Scope) graph.Checkpointer {
+	inner := o.Store.Checkpointer(s)
+	if len(o.unsaved) == 0 {
+		return inner
+	}
+	return prefetched{inner, o}
+}
+
+// prefetched is a checkpointer that knows which keys have no checkpoint.
+type prefetched struct {
+	graph.Checkpointer
+	o *overlay
+}
+
+func (p prefetched) Load(ctx context.Context, key string) (*graph.Checkpoint, bool, error) {
+	if p.o.unsaved[key] {
+		return nil, false, nil
+	}
+	return p.Checkpointer.Load(ctx, key)
+}
+
+func (p prefetched) Save(ctx context.Context, key string, cp graph.Checkpoint) error {
+	delete(p.o.unsaved, key)
+	return p.Checkpointer.Save(ctx, key, cp)
+}

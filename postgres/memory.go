@@ -665,6 +665,38 @@ func (db *DB) MemoryRun(ctx context.Context, s memento.Scope, message string) (*
 	return &r, nil
 }
 
+// RunsAndCheckpoints reports which of messages have their pipeline runs
+// recorded and which of keys have a graph checkpoint saved, in one round
+// trip (pipeline.RunLookup): a batch of a user's backlog asks it once for
+// all its messages instead of twice a message.
+func (db *DB) RunsAndCheckpoints(ctx context.Context, s memento.Scope, messages, keys []string) (recorded, saved map[string]bool, err error) {
+	s, err = checkScope(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := db.pool.Query(ctx, `SELECT true, message_id FROM memory_runs WHERE tenant_id = $1 AND user_id = $2 AND message_id = ANY($3)
+		UNION ALL
+		SELECT false, key FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = ANY($4)`,
+		s.Tenant, s.User, messages, keys)
+	if err != nil {
+		return nil, nil, fmt.Errorf("look up runs and checkpoints: %w", err)
+	}
+	recorded, saved = map[string]bool{}, map[string]bool{}
+	var run bool
+	var id string
+	if _, err := pgx.ForEachRow(rows, []any{&run, &id}, func() error {
+		if run {
+			recorded[id] = true
+		} else {
+			saved[id] = true
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, fmt.Errorf("look up runs and checkpoints: %w", err)
+	}
+	return recorded, saved, nil
+}
+
 // MemoryRuns lists the user's runs, newest first, at most limit (0: all).
 // Errors: EINVALID for a negative limit.
 func (db *DB) MemoryRuns(ctx context.Context, s memento.Scope, limit int) ([]memento.MemoryRun, error) {
