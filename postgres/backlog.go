@@ -115,12 +115,33 @@ func (db *DB) insertBacklog(ctx context.Context, tx pgx.Tx, s memento.Scope, ite
 	for i, it := range items {
 		kinds[i], payloads[i], attempts[i] = it.kind, string(it.payload), int32(it.maxAttempts)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO backlog (tenant_id, user_id, kind, payload, max_attempts)
+	// The rows and the gate's read go in one round trip.
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO backlog (tenant_id, user_id, kind, payload, max_attempts)
 		SELECT $1, $2, k, p, a FROM unnest($3::text[], $4::text[], $5::int[]) WITH ORDINALITY AS t(k, p, a, n) ORDER BY n`,
-		s.Tenant, s.User, kinds, payloads, attempts); err != nil {
-		return fmt.Errorf("enqueue jobs in the backlog: %w", err)
+		s.Tenant, s.User, kinds, payloads, attempts)
+	b.Queue(backlogJobQuery, s.Tenant, s.User)
+	br := tx.SendBatch(ctx, b)
+	var waiting *bool
+	err := func() error {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("enqueue jobs in the backlog: %w", err)
+		}
+		if err := br.QueryRow().Scan(&waiting); err != nil {
+			return fmt.Errorf("read the backlog's job: %w", err)
+		}
+		return nil
+	}()
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("enqueue jobs in the backlog: %w", cerr)
 	}
-	return db.ensureBacklogJob(ctx, tx, s)
+	if err != nil {
+		return err
+	}
+	if waiting != nil && *waiting {
+		return nil // it will read what was just added
+	}
+	return db.enqueueBacklogJob(ctx, tx, s)
 }
 
 // waitingJobStates are the River states of a backlog job that has not
@@ -128,22 +149,30 @@ func (db *DB) insertBacklog(ctx context.Context, tx pgx.Tx, s memento.Scope, ite
 // ends).
 const waitingJobStates = `'available', 'scheduled', 'pending', 'retryable', 'running'`
 
+// backlogJobQuery locks the user's row of backlog_users (an upsert, held
+// until the transaction ends) and reads whether the backlog job it names
+// has not ended: NULL when it names none, or one that is gone.
+const backlogJobQuery = `WITH u AS (INSERT INTO backlog_users (tenant_id, user_id) VALUES ($1, $2)
+		ON CONFLICT (tenant_id, user_id) DO UPDATE SET job_id = backlog_users.job_id RETURNING job_id)
+	SELECT (SELECT j.state IN (` + waitingJobStates + `) FROM river_job j WHERE j.id = u.job_id) FROM u`
+
 // ensureBacklogJob enqueues a backlog job of the user in tx unless the one
-// that backlog_users names has not ended. The upsert locks the user's row
-// until tx ends.
+// that backlog_users names has not ended. It locks the user's row until
+// tx ends.
 func (db *DB) ensureBacklogJob(ctx context.Context, tx pgx.Tx, s memento.Scope) error {
-	// One statement locks the row and reads the state of the job it
-	// names (NULL when there is none, or it is gone).
 	var waiting *bool
-	if err := tx.QueryRow(ctx, `WITH u AS (INSERT INTO backlog_users (tenant_id, user_id) VALUES ($1, $2)
-			ON CONFLICT (tenant_id, user_id) DO UPDATE SET job_id = backlog_users.job_id RETURNING job_id)
-		SELECT (SELECT j.state IN (`+waitingJobStates+`) FROM river_job j WHERE j.id = u.job_id) FROM u`,
-		s.Tenant, s.User).Scan(&waiting); err != nil {
+	if err := tx.QueryRow(ctx, backlogJobQuery, s.Tenant, s.User).Scan(&waiting); err != nil {
 		return fmt.Errorf("read the backlog's job: %w", err)
 	}
 	if waiting != nil && *waiting {
 		return nil // it will read what was just added
 	}
+	return db.enqueueBacklogJob(ctx, tx, s)
+}
+
+// enqueueBacklogJob enqueues a backlog job of the user in tx and names it
+// in the user's row of backlog_users, which the caller has locked.
+func (db *DB) enqueueBacklogJob(ctx context.Context, tx pgx.Tx, s memento.Scope) error {
 	payload, err := json.Marshal(memento.Scope{Tenant: s.Tenant, User: s.User})
 	if err != nil {
 		return fmt.Errorf("enqueue backlog job: %w", err)
