@@ -14,7 +14,10 @@
 // incremental event reads, job counts, the study store of
 // Experiments), with the same signatures (but for SearchMessages, which
 // returns this package's MessageHit). It passes every part of the
-// conformance suite of package storetest (postgres_test.go).
+// conformance suite of package storetest (postgres_test.go). It is also a
+// pipeline.RunLookup: a batch of a user's backlog reads at once which of
+// its messages have runs and checkpoints, where each run would ask over
+// the network twice.
 //
 // # How data flows
 //
@@ -60,7 +63,10 @@
 //
 // See search.go: the terms of package fulltext are stored per document
 // and BM25 is computed in SQL exactly as SQLite's FTS5 bm25() computes it
-// over the SQLite store's tables, so both stores rank alike. pgvector is
+// over the SQLite store's tables, so both stores rank alike. The corpus
+// counters are split into 64 shards, and each write transaction counts
+// into one that no other transaction under way holds (migration 0013), so
+// writers of different users do not wait for each other's commits. pgvector is
 // not assumed: embeddings are stored as little-endian float32 bytes and
 // returned with the bounded candidate sets (memento.CandidateQuery), over
 // which recall computes similarity in Go.
