@@ -46,6 +46,18 @@ func history(t *testing.T, f *fixture) []string {
 	return out
 }
 
+// conversed returns two fixtures told the conversation: one processed
+// each message as it came, the other only stored them (msgs).
+func conversed(t *testing.T) (one, batched *fixture, msgs []memento.Message) {
+	t.Helper()
+	one, batched = newFixture(t, pipeline.Options{}), newFixture(t, pipeline.Options{})
+	for _, text := range conversation {
+		one.process(t, one.say(t, text))
+		msgs = append(msgs, batched.say(t, text))
+	}
+	return one, batched, msgs
+}
+
 // TestBatchFormsWhatRunsOneAtATimeForm runs a conversation through a
 // batch, flushed once at the end, and through runs one at a time: the
 // memories (with their supersessions) and the runs' outcomes are the
@@ -53,12 +65,7 @@ func history(t *testing.T, f *fixture) []string {
 func TestBatchFormsWhatRunsOneAtATimeForm(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	one, batched := newFixture(t, pipeline.Options{}), newFixture(t, pipeline.Options{})
-	var msgs []memento.Message
-	for _, text := range conversation {
-		one.process(t, one.say(t, text))
-		msgs = append(msgs, batched.say(t, text))
-	}
+	one, batched, msgs := conversed(t)
 	b := batched.p.NewBatch(batched.s)
 	var outcomes []string
 	for _, m := range msgs {
@@ -165,12 +172,7 @@ func (c *threadCounter) Messages(ctx context.Context, s memento.Scope, thread st
 func TestBatchReadsConversationsFromWhatItKnows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	one, batched := newFixture(t, pipeline.Options{}), newFixture(t, pipeline.Options{})
-	var msgs []memento.Message
-	for _, text := range conversation {
-		one.process(t, one.say(t, text))
-		msgs = append(msgs, batched.say(t, text))
-	}
+	one, batched, msgs := conversed(t)
 	counter := &threadCounter{DB: batched.db}
 	p, err := pipeline.New(batched.model, counter, pipeline.Options{Embedder: offline.NewEmbedder(64)})
 	if err != nil {

@@ -65,12 +65,7 @@ func (c countingLoads) Load(ctx context.Context, key string) (*graph.Checkpoint,
 func TestBatchPrefetch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	one, batched := newFixture(t, pipeline.Options{}), newFixture(t, pipeline.Options{})
-	var msgs []memento.Message
-	for _, text := range conversation {
-		one.process(t, one.say(t, text))
-		msgs = append(msgs, batched.say(t, text))
-	}
+	one, batched, msgs := conversed(t)
 	before := batched.process(t, msgs[0])
 	store := &lookupStore{DB: batched.db}
 	p, err := pipeline.New(batched.model, store, pipeline.Options{Embedder: offline.NewEmbedder(64)})
