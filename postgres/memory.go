@@ -514,13 +514,8 @@ func (db *DB) WriteMemoryBatch(ctx context.Context, s memento.Scope, ws []mement
 		return written, nil
 	}
 	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
-		for i, w := range ws {
-			var err error
-			if written[i], err = db.writeMemories(ctx, tx, s, w, reports[i]); err != nil {
-				return fmt.Errorf("message %s: %w", w.Message.ID, err)
-			}
-		}
-		return nil
+		clear(written)
+		return db.writeMemories(ctx, tx, s, ws, reports, written)
 	})
 	if err != nil {
 		if len(ws) == 1 {
@@ -531,105 +526,106 @@ func (db *DB) WriteMemoryBatch(ctx context.Context, s memento.Scope, ws []mement
 	return written, nil
 }
 
-// writeMemories applies w in tx and reports whether it wrote it, in two
-// round trips (three with base values to check): the message and whether
-// its run is stored; the base values; then every write at once.
-func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, w memento.MemoryWrite, report string) (bool, error) {
-	var msgPK, at int64
-	var thread string
-	var done bool
-	err := tx.QueryRow(ctx, `SELECT m.pk, m.thread_id, m.at,
-			EXISTS (SELECT 1 FROM memory_runs r WHERE r.tenant_id = m.tenant_id AND r.user_id = m.user_id AND r.message_id = m.id)
-		FROM messages m WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = $3`,
-		s.Tenant, s.User, w.Message.ID).Scan(&msgPK, &thread, &at, &done)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, memento.Errorf(memento.ENOTFOUND, "message %q not found", w.Message.ID)
-	} else if err != nil {
-		return false, fmt.Errorf("look up message: %w", err)
-	}
-	if done {
-		return false, nil
-	}
-	if len(w.Base) > 0 {
-		attrs := make([]string, 0, len(w.Base))
+// batchMessage is what a write of a batch needs of its message.
+type batchMessage struct {
+	pk, at int64
+	thread string
+	done   bool // its run is stored
+}
+
+// writeMemories applies ws in order in tx and sets which it wrote, in
+// three round trips whatever the number of writes: the messages and
+// whether their runs are stored; the current values of the attributes the
+// writes were computed from (when any were), against which each write's
+// base is checked after the writes before it, as the store would read
+// them; then every write's statements at once.
+func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws []memento.MemoryWrite, reports []string, written []bool) error {
+	ids := make([]string, len(ws))
+	var attrs []string
+	for i, w := range ws {
+		ids[i] = w.Message.ID
 		for attr := range w.Base {
 			attrs = append(attrs, strings.ToUpper(attr))
 		}
+	}
+	rows, err := tx.Query(ctx, `SELECT m.id, m.pk, m.thread_id, m.at,
+			EXISTS (SELECT 1 FROM memory_runs r WHERE r.tenant_id = m.tenant_id AND r.user_id = m.user_id AND r.message_id = m.id)
+		FROM messages m WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = ANY($3)`, s.Tenant, s.User, ids)
+	if err != nil {
+		return fmt.Errorf("look up messages: %w", err)
+	}
+	msgs := map[string]*batchMessage{}
+	var id string
+	var m batchMessage
+	if _, err := pgx.ForEachRow(rows, []any{&id, &m.pk, &m.thread, &m.at, &m.done}, func() error {
+		msgs[id] = &batchMessage{m.pk, m.at, m.thread, m.done}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("look up messages: %w", err)
+	}
+	current := map[string]memento.MemoryBase{}
+	if len(attrs) > 0 {
 		rows, err := tx.Query(ctx, `SELECT attribute, id, value FROM memories WHERE tenant_id = $1 AND user_id = $2
 			AND attribute = ANY($3) AND mode = 'semantic' AND valid_to IS NULL`, s.Tenant, s.User, attrs)
 		if err != nil {
-			return false, fmt.Errorf("read current values: %w", err)
+			return fmt.Errorf("read current values: %w", err)
 		}
-		current := map[string]memento.MemoryBase{}
 		var attr string
 		var cur memento.MemoryBase
-		_, err = pgx.ForEachRow(rows, []any{&attr, &cur.ID, &cur.Value}, func() error {
+		if _, err := pgx.ForEachRow(rows, []any{&attr, &cur.ID, &cur.Value}, func() error {
 			current[attr] = cur
 			return nil
-		})
-		if err != nil {
-			return false, fmt.Errorf("read current values: %w", err)
-		}
-		for attr, base := range w.Base {
-			if current[strings.ToUpper(attr)] != base {
-				return false, memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr)
-			}
+		}); err != nil {
+			return fmt.Errorf("read current values: %w", err)
 		}
 	}
 	now := db.now()
 	b := &pgx.Batch{}
-	for _, c := range w.Close {
-		b.Queue(`UPDATE memories SET valid_to = greatest(valid_from, $1), updated_at = $2
-			WHERE tenant_id = $3 AND user_id = $4 AND id = $5 AND valid_to IS NULL`, at, nanos(now), s.Tenant, s.User, c.ID)
-	}
-	for _, m := range w.Insert {
-		if m.Thread == "" {
-			m.Thread = thread
+	var queued []memento.MemoryWrite
+	for i, w := range ws {
+		msg := msgs[w.Message.ID]
+		if msg == nil {
+			return fmt.Errorf("message %s: %w", w.Message.ID, memento.Errorf(memento.ENOTFOUND, "message %q not found", w.Message.ID))
 		}
-		sql, args, err := memoryInsert(s, m, now)
-		if err != nil {
-			return false, err
+		if msg.done {
+			continue
 		}
-		b.Queue(sql, args...)
+		for attr, base := range w.Base {
+			if current[strings.ToUpper(attr)] != base {
+				return fmt.Errorf("message %s: %w", w.Message.ID, memento.Errorf(memento.ECONFLICT, "the current value of %s changed while the message was processed", attr))
+			}
+		}
+		// What the write leaves current, for the bases of the writes
+		// after it; its run is stored, so a second write of the message
+		// is a repeat.
+		for _, c := range w.Close {
+			for attr, cur := range current {
+				if cur.ID == c.ID {
+					delete(current, attr)
+				}
+			}
+		}
+		for _, m := range w.Insert {
+			if m.Mode == memento.ModeSemantic && m.ValidTo == nil {
+				current[strings.ToUpper(m.Attribute)] = memento.MemoryBase{ID: m.ID, Value: m.Value}
+			}
+		}
+		msg.done = true
+		if err := queueMemoryWrite(b, s, w, msg, reports[i], now); err != nil {
+			return fmt.Errorf("message %s: %w", w.Message.ID, err)
+		}
+		written[i] = true
+		queued = append(queued, w)
 	}
-	b.Queue(`INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, w.Message.ID, thread, w.Run.Outcome, report, nanos(now))
-	if w.Vector != nil {
-		b.Queue(`INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES ($1, $2, $3)
-			ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
-			msgPK, w.Embedder, vectorBytes(w.Vector))
-	}
-	if w.Checkpoint != "" {
-		b.Queue(`DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, w.Checkpoint)
+	if len(queued) == 0 {
+		return nil
 	}
 	br := tx.SendBatch(ctx, b)
 	// The first error answers: the statements after it fail with it.
 	err = func() error {
-		for _, c := range w.Close {
-			tag, err := br.Exec()
-			if err != nil {
-				return fmt.Errorf("close memory %s: %w", c.ID, err)
-			}
-			if tag.RowsAffected() != 1 {
-				return memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
-			}
-		}
-		for _, m := range w.Insert {
-			if _, err := br.Exec(); err != nil {
-				return memoryInsertError(m, err)
-			}
-		}
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("record run: %w", err)
-		}
-		if w.Vector != nil {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("store message vector: %w", err)
-			}
-		}
-		if w.Checkpoint != "" {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("delete checkpoint: %w", err)
+		for _, w := range queued {
+			if err := readMemoryWrite(br, w); err != nil {
+				return fmt.Errorf("message %s: %w", w.Message.ID, err)
 			}
 		}
 		return nil
@@ -637,10 +633,70 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, w m
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	if err != nil {
-		return false, err
+	return err
+}
+
+// queueMemoryWrite queues w's statements in b: the values it closes, its
+// memories, its run, its message's vector and the deletion of its
+// checkpoint. readMemoryWrite reads their answers.
+func queueMemoryWrite(b *pgx.Batch, s memento.Scope, w memento.MemoryWrite, msg *batchMessage, report string, now time.Time) error {
+	for _, c := range w.Close {
+		b.Queue(`UPDATE memories SET valid_to = greatest(valid_from, $1), updated_at = $2
+			WHERE tenant_id = $3 AND user_id = $4 AND id = $5 AND valid_to IS NULL`, msg.at, nanos(now), s.Tenant, s.User, c.ID)
 	}
-	return true, nil
+	for _, m := range w.Insert {
+		if m.Thread == "" {
+			m.Thread = msg.thread
+		}
+		sql, args, err := memoryInsert(s, m, now)
+		if err != nil {
+			return err
+		}
+		b.Queue(sql, args...)
+	}
+	b.Queue(`INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, w.Message.ID, msg.thread, w.Run.Outcome, report, nanos(now))
+	if w.Vector != nil {
+		b.Queue(`INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES ($1, $2, $3)
+			ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
+			msg.pk, w.Embedder, vectorBytes(w.Vector))
+	}
+	if w.Checkpoint != "" {
+		b.Queue(`DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, w.Checkpoint)
+	}
+	return nil
+}
+
+// readMemoryWrite reads the answers of w's statements (queueMemoryWrite).
+func readMemoryWrite(br pgx.BatchResults, w memento.MemoryWrite) error {
+	for _, c := range w.Close {
+		tag, err := br.Exec()
+		if err != nil {
+			return fmt.Errorf("close memory %s: %w", c.ID, err)
+		}
+		if tag.RowsAffected() != 1 {
+			return memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
+		}
+	}
+	for _, m := range w.Insert {
+		if _, err := br.Exec(); err != nil {
+			return memoryInsertError(m, err)
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("record run: %w", err)
+	}
+	if w.Vector != nil {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("store message vector: %w", err)
+		}
+	}
+	if w.Checkpoint != "" {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("delete checkpoint: %w", err)
+		}
+	}
+	return nil
 }
 
 // MemoryRun returns the trace of the pipeline run over a message.

@@ -35,19 +35,42 @@ func (db *DB) EnsureUser(ctx context.Context, s memento.Scope) (*memento.User, e
 // returns the stored user.
 func (db *DB) ensureUser(ctx context.Context, tx pgx.Tx, s memento.Scope) (*memento.User, error) {
 	now := nanos(db.now())
-	if _, err := tx.Exec(ctx, `INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, s.Tenant, now); err != nil {
+	if _, err := tx.Exec(ctx, insertTenantSQL, s.Tenant, now); err != nil {
 		return nil, fmt.Errorf("insert tenant: %w", err)
 	}
 	var created int64
-	err := tx.QueryRow(ctx, `WITH ins AS (
-			INSERT INTO users (tenant_id, id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING created_at)
-		SELECT created_at FROM ins UNION ALL SELECT created_at FROM users WHERE tenant_id = $1 AND id = $2 LIMIT 1`,
-		s.Tenant, s.User, now).Scan(&created)
-	if err != nil {
+	if err := tx.QueryRow(ctx, insertUserSQL, s.Tenant, s.User, now).Scan(&created); err != nil {
 		return nil, fmt.Errorf("insert user: %w", err)
 	}
 	return &memento.User{Tenant: s.Tenant, ID: s.User, CreatedAt: fromNanos(created)}, nil
 }
+
+// queueEnsureUser queues ensureUser's statements in b, for a round trip
+// shared with others; readEnsureUser reads their answers.
+func queueEnsureUser(b *pgx.Batch, s memento.Scope, now int64) {
+	b.Queue(insertTenantSQL, s.Tenant, now)
+	b.Queue(insertUserSQL, s.Tenant, s.User, now)
+}
+
+// readEnsureUser reads the answers of queueEnsureUser's statements.
+func readEnsureUser(br pgx.BatchResults) error {
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("insert tenant: %w", err)
+	}
+	var created int64
+	if err := br.QueryRow().Scan(&created); err != nil {
+		return fmt.Errorf("insert user: %w", err)
+	}
+	return nil
+}
+
+const insertTenantSQL = `INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`
+
+// insertUserSQL inserts a user unless it exists and returns its creation
+// time as stored.
+const insertUserSQL = `WITH ins AS (
+		INSERT INTO users (tenant_id, id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING created_at)
+	SELECT created_at FROM ins UNION ALL SELECT created_at FROM users WHERE tenant_id = $1 AND id = $2 LIMIT 1`
 
 // DeleteUser forgets everything about a user: deleting the user row
 // cascades to everything the user owns, and the user's jobs (whose args

@@ -101,17 +101,27 @@ func (db *DB) WritePreferences(ctx context.Context, s memento.Scope, w memento.P
 // WritePreferenceBatch applies ws in order in one transaction, each as
 // WritePreferences applies one: the Merge of each sees the preferences as
 // the writes before it left them. Errors: EINVALID.
+//
+// The batch goes to the server in few round trips: the user, the
+// sources of every write and the user's preferences in the first; then
+// one for each write that changes something (its version bump and its
+// rows, which come back as stored). A batch of a user's backlog holds a
+// write for each message, most of which change nothing.
 func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []memento.PreferenceWrite) ([]memento.PreferenceWriteResult, error) {
 	s, err := checkScope(s)
 	if err != nil {
 		return nil, err
 	}
+	var sources []string
 	for _, w := range ws {
 		if w.Merge == nil {
 			return nil, memento.Errorf(memento.EINVALID, "a preference write needs a merge function")
 		}
 		if len(w.Source) > memento.MaxIDLen {
 			return nil, memento.Errorf(memento.EINVALID, "preference source id must be at most %d bytes", memento.MaxIDLen)
+		}
+		if w.Source != "" {
+			sources = append(sources, w.Source)
 		}
 	}
 	if len(ws) == 0 {
@@ -120,15 +130,59 @@ func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []me
 	var res []memento.PreferenceWriteResult
 	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
 		res = make([]memento.PreferenceWriteResult, len(ws))
-		if _, err := db.ensureUser(ctx, tx, s); err != nil {
+		now := db.now()
+		// The sources not applied before come back from their insert: a
+		// write whose source is not among them, or was taken by a write
+		// before it in the batch, is skipped.
+		b := &pgx.Batch{}
+		queueEnsureUser(b, s, nanos(now))
+		b.Queue(`INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
+			SELECT $1, $2, x, $4 FROM unnest($3::text[]) AS x ON CONFLICT DO NOTHING RETURNING source_id`,
+			s.Tenant, s.User, sources, nanos(now))
+		// The writes of a batch share one read of the preferences of each
+		// embedder, brought up to date with the rows each write changed:
+		// a read sends every preference's vector over the connection.
+		b.Queue(`SELECT `+prefRowColumns+` FROM preferences p WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.embedder = $3
+			ORDER BY p.first_seen, p.id COLLATE "C"`, s.Tenant, s.User, ws[0].Embedder)
+		br := tx.SendBatch(ctx, b)
+		fresh := map[string]bool{}
+		var first []memento.Preference
+		err := func() error {
+			if err := readEnsureUser(br); err != nil {
+				return err
+			}
+			rows, err := br.Query()
+			if err != nil {
+				return fmt.Errorf("record sources: %w", err)
+			}
+			var src string
+			if _, err := pgx.ForEachRow(rows, []any{&src}, func() error { fresh[src] = true; return nil }); err != nil {
+				return fmt.Errorf("record sources: %w", err)
+			}
+			if rows, err = br.Query(); err != nil {
+				return fmt.Errorf("list preferences: %w", err)
+			}
+			first, err = collect(rows, func(r pgx.Rows) (memento.Preference, error) { return scanPreference(r) })
+			if err != nil {
+				return fmt.Errorf("list preferences: %w", err)
+			}
+			return nil
+		}()
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
 			return err
 		}
-		// The writes of a batch share one read of the preferences,
-		// brought up to date with the rows each write changed: a read
-		// sends every preference's vector over the connection, and a
-		// batch of a user's backlog holds a write for each message.
-		current := map[string][]memento.Preference{}
+		current := map[string][]memento.Preference{ws[0].Embedder: first}
 		for i, w := range ws {
+			if w.Source != "" {
+				if !fresh[w.Source] {
+					continue // applied before
+				}
+				delete(fresh, w.Source)
+			}
+			res[i].Applied = true
 			cur, ok := current[w.Embedder]
 			if !ok {
 				var err error
@@ -137,13 +191,23 @@ func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []me
 					return err
 				}
 			}
-			changed, err := db.writePreferencesTx(ctx, tx, s, w, cur, &res[i])
+			// Merge gets a copy: what it does to the slice must not
+			// change the batch's view of the rows.
+			changes, err := w.Merge(slices.Clone(cur))
 			if err != nil {
 				return err
 			}
-			if current[w.Embedder], err = refreshPreferences(ctx, tx, s, w.Embedder, cur, changed); err != nil {
+			if changes.Empty() {
+				current[w.Embedder] = cur
+				continue
+			}
+			ids, stored, err := db.writePreferenceChanges(ctx, tx, s, changes, now, &res[i])
+			if err != nil {
 				return err
 			}
+			// The rows as a new read of the embedder's would return them.
+			stored = slices.DeleteFunc(stored, func(p memento.Preference) bool { return p.Embedder != w.Embedder })
+			current[w.Embedder] = prefrows.Replace(cur, ids, stored)
 		}
 		return nil
 	})
@@ -153,81 +217,98 @@ func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []me
 	return res, nil
 }
 
-// writePreferencesTx applies w in tx, for a user that exists, over the
-// user's preferences of w.Embedder as stored (current, without their
-// clusters, which the merge does not read), reports what it did in res
-// and returns the ids of the rows it changed.
-func (db *DB) writePreferencesTx(ctx context.Context, tx pgx.Tx, s memento.Scope, w memento.PreferenceWrite, current []memento.Preference, res *memento.PreferenceWriteResult) ([]string, error) {
-	now := db.now()
-	if w.Source != "" {
-		tag, err := tx.Exec(ctx, `INSERT INTO preference_sources (tenant_id, user_id, source_id, applied_at)
-			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, s.Tenant, s.User, w.Source, nanos(now))
-		if err != nil {
-			return nil, fmt.Errorf("record source: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return nil, nil // applied before
-		}
-	}
-	res.Applied = true
-	// Merge gets a copy: what it does to the slice must not change the
-	// batch's view of the rows.
-	changes, err := w.Merge(slices.Clone(current))
-	if err != nil {
-		return nil, err
-	}
-	if changes.Empty() {
-		return nil, nil
-	}
-	// The version first: the rows are written at the version they make.
-	version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
-	if err != nil {
-		return nil, err
-	}
-	var changed []string
+// writePreferenceChanges writes one merge's changes in tx, for a user
+// that exists, in one round trip: the version bump, then the rows at the
+// version it made. It reports them in res and returns the ids of the rows
+// it changed and the rows as stored, without their clusters.
+func (db *DB) writePreferenceChanges(ctx context.Context, tx pgx.Tx, s memento.Scope, changes memento.PreferenceChanges, now time.Time, res *memento.PreferenceWriteResult) ([]string, []memento.Preference, error) {
+	b := &pgx.Batch{}
+	b.Queue(bumpPreferenceVersionSQL, s.Tenant, s.User)
+	var ids []string
 	for _, p := range changes.Insert {
 		p.ID = newID("pref_")
-		if err := insertPreference(ctx, tx, s, p, version, now); err != nil {
-			return nil, err
+		sql, args, err := preferenceInsert(s, p, now)
+		if err != nil {
+			return nil, nil, err
 		}
+		b.Queue(sql, args...)
 		p.Cluster = nil
 		res.Inserted = append(res.Inserted, p)
-		changed = append(changed, p.ID)
+		ids = append(ids, p.ID)
 	}
 	for _, p := range changes.Update {
-		if err := updatePreference(ctx, tx, s, p, version, now); err != nil {
-			return nil, err
+		sql, args, err := preferenceUpdate(s, p, now)
+		if err != nil {
+			return nil, nil, err
 		}
+		b.Queue(sql, args...)
 		res.Updated = append(res.Updated, p)
-		changed = append(changed, p.ID)
+		ids = append(ids, p.ID)
 	}
-	return changed, nil
-}
-
-// refreshPreferences returns current (the user's preferences of embedder,
-// as selectPreferences orders them, without their clusters) with the rows
-// of ids read again from tx, as a new read would return them.
-func refreshPreferences(ctx context.Context, tx pgx.Tx, s memento.Scope, embedder string, current []memento.Preference, ids []string) ([]memento.Preference, error) {
-	if len(ids) == 0 {
-		return current, nil
+	br := tx.SendBatch(ctx, b)
+	var requested *int64
+	stored := make([]memento.Preference, 0, len(ids))
+	err := func() error {
+		var version int64
+		if err := br.QueryRow().Scan(&version, &requested); err != nil {
+			return fmt.Errorf("bump preference version: %w", err)
+		}
+		for i, id := range ids {
+			rows, err := br.Query()
+			if err != nil {
+				return preferenceWriteError(i < len(changes.Insert), changes, i, err)
+			}
+			got, err := collect(rows, func(r pgx.Rows) (memento.Preference, error) { return scanPreference(r) })
+			if err != nil {
+				return preferenceWriteError(i < len(changes.Insert), changes, i, err)
+			}
+			if len(got) == 0 {
+				return memento.Errorf(memento.ENOTFOUND, "preference %q not found", id)
+			}
+			stored = append(stored, got...)
+		}
+		return nil
+	}()
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
 	}
-	fresh, err := selectPreferences(ctx, tx, prefRowColumns, `WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.embedder = $3 AND p.id = ANY($4)`,
-		s.Tenant, s.User, embedder, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return prefrows.Replace(current, ids, fresh), nil
+	if requested == nil || now.Sub(fromNanos(*requested)) >= prefClusterStale {
+		if err := db.requestPreferenceClusters(ctx, tx, s, now); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ids, stored, nil
 }
 
-// insertPreference writes a new preference at the user's preference
-// version (as bumpPreferenceVersion returned it).
-func insertPreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, version int64, now time.Time) error {
+// preferenceWriteError names the row of changes whose write failed: the
+// i-th of the inserts, or of the updates after them.
+func preferenceWriteError(insert bool, changes memento.PreferenceChanges, i int, err error) error {
+	if insert {
+		return fmt.Errorf("insert preference %q: %w", changes.Insert[i].Concept, err)
+	}
+	return fmt.Errorf("update preference %s: %w", changes.Update[i-len(changes.Insert)].ID, err)
+}
+
+// preferenceVersion is the user's preference version, as the
+// transaction's bump (bumpPreferenceVersion) left it: the version a row
+// it writes takes. $1 and $2 are the tenant and the user.
+const preferenceVersion = `(SELECT version FROM preference_state WHERE tenant_id = $1 AND user_id = $2)`
+
+// preferenceReturning is prefRowColumns of a written row.
+const preferenceReturning = ` RETURNING ` + prefRowColumns
+
+// preferenceInsert returns the statement that writes a new preference at
+// the user's preference version, returning the row as stored.
+func preferenceInsert(s memento.Scope, p memento.Preference, now time.Time) (string, []any, error) {
 	if err := checkPreference(p); err != nil {
-		return err
+		return "", nil, err
 	}
 	sources, err := prefSourcesJSON(p.Sources)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	first, last := p.FirstSeen, p.LastSeen
 	if first.IsZero() {
@@ -236,32 +317,52 @@ func insertPreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento
 	if last.IsZero() {
 		last = first
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO preferences (tenant_id, user_id, id, concept, kind, weight, evidence, sources,
+	return `INSERT INTO preferences AS p (tenant_id, user_id, id, concept, kind, weight, evidence, sources,
 			embedder, dim, vector, first_seen, last_seen, created_at, updated_at, version)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, $15)`,
-		s.Tenant, s.User, p.ID, p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources,
-		p.Embedder, len(p.Vector), vectorBytes(p.Vector), nanos(first.UTC()), nanos(last.UTC()), nanos(now), version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14, ` + preferenceVersion + `)` + preferenceReturning,
+		[]any{s.Tenant, s.User, p.ID, p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources,
+			p.Embedder, len(p.Vector), vectorBytes(p.Vector), nanos(first.UTC()), nanos(last.UTC()), nanos(now)}, nil
+}
+
+// preferenceUpdate returns the statement that rewrites a preference at
+// the user's preference version, returning the row as stored (no row
+// when there is none).
+func preferenceUpdate(s memento.Scope, p memento.Preference, now time.Time) (string, []any, error) {
+	if err := checkPreference(p); err != nil {
+		return "", nil, err
+	}
+	sources, err := prefSourcesJSON(p.Sources)
 	if err != nil {
+		return "", nil, err
+	}
+	return `UPDATE preferences AS p SET concept = $4, kind = $5, weight = $6, evidence = $7, sources = $8,
+			embedder = $9, dim = $10, vector = $11, first_seen = $12, last_seen = $13, updated_at = $14, version = ` + preferenceVersion + `
+		WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.id = $3` + preferenceReturning,
+		[]any{s.Tenant, s.User, p.ID, p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources, p.Embedder, len(p.Vector), vectorBytes(p.Vector),
+			nanos(p.FirstSeen.UTC()), nanos(p.LastSeen.UTC()), nanos(now)}, nil
+}
+
+// insertPreference writes a new preference at the user's preference
+// version, which the transaction bumped before.
+func insertPreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+	sql, args, err := preferenceInsert(s, p, now)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, sql, args...); err != nil {
 		return fmt.Errorf("insert preference %q: %w", p.Concept, err)
 	}
 	return nil
 }
 
 // updatePreference rewrites a preference at the user's preference
-// version (as bumpPreferenceVersion returned it).
-func updatePreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, version int64, now time.Time) error {
-	if err := checkPreference(p); err != nil {
-		return err
-	}
-	sources, err := prefSourcesJSON(p.Sources)
+// version, which the transaction bumped before.
+func updatePreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento.Preference, now time.Time) error {
+	sql, args, err := preferenceUpdate(s, p, now)
 	if err != nil {
 		return err
 	}
-	tag, err := tx.Exec(ctx, `UPDATE preferences SET concept = $1, kind = $2, weight = $3, evidence = $4, sources = $5,
-			embedder = $6, dim = $7, vector = $8, first_seen = $9, last_seen = $10, updated_at = $11, version = $15
-		WHERE tenant_id = $12 AND user_id = $13 AND id = $14`,
-		p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources, p.Embedder, len(p.Vector), vectorBytes(p.Vector),
-		nanos(p.FirstSeen.UTC()), nanos(p.LastSeen.UTC()), nanos(now), s.Tenant, s.User, p.ID, version)
+	tag, err := tx.Exec(ctx, sql, args...)
 	if err != nil {
 		return fmt.Errorf("update preference %s: %w", p.ID, err)
 	}
@@ -279,9 +380,7 @@ func updatePreference(ctx context.Context, tx pgx.Tx, s memento.Scope, p memento
 func (db *DB) bumpPreferenceVersion(ctx context.Context, tx pgx.Tx, s memento.Scope, now time.Time) (int64, error) {
 	var version int64
 	var requested *int64
-	err := tx.QueryRow(ctx, `INSERT INTO preference_state (tenant_id, user_id, version) VALUES ($1, $2, 1)
-		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = preference_state.version + 1
-		RETURNING version, cluster_requested_at`, s.Tenant, s.User).Scan(&version, &requested)
+	err := tx.QueryRow(ctx, bumpPreferenceVersionSQL, s.Tenant, s.User).Scan(&version, &requested)
 	if err != nil {
 		return 0, fmt.Errorf("bump preference version: %w", err)
 	}
@@ -290,6 +389,11 @@ func (db *DB) bumpPreferenceVersion(ctx context.Context, tx pgx.Tx, s memento.Sc
 	}
 	return version, db.requestPreferenceClusters(ctx, tx, s, now)
 }
+
+// bumpPreferenceVersionSQL is bumpPreferenceVersion's statement.
+const bumpPreferenceVersionSQL = `INSERT INTO preference_state (tenant_id, user_id, version) VALUES ($1, $2, 1)
+	ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = preference_state.version + 1
+	RETURNING version, cluster_requested_at`
 
 func (db *DB) requestPreferenceClusters(ctx context.Context, tx pgx.Tx, s memento.Scope, now time.Time) error {
 	if _, err := tx.Exec(ctx, `UPDATE preference_state SET cluster_requested_at = $1 WHERE tenant_id = $2 AND user_id = $3`,
@@ -369,11 +473,10 @@ func (db *DB) PatchPreference(ctx context.Context, s memento.Scope, id string, p
 		if p.Concept == nil && p.Weight == nil {
 			return nil
 		}
-		version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
-		if err != nil {
+		if _, err := db.bumpPreferenceVersion(ctx, tx, s, now); err != nil {
 			return err
 		}
-		return updatePreference(ctx, tx, s, out, version, now)
+		return updatePreference(ctx, tx, s, out, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("patch preference %s: %w", id, err)
@@ -684,12 +787,11 @@ func (db *DB) RestorePreferences(ctx context.Context, s memento.Scope, prefs []m
 				return fmt.Errorf("clear preferences: %w", err)
 			}
 		}
-		version, err := db.bumpPreferenceVersion(ctx, tx, s, now)
-		if err != nil {
+		if _, err := db.bumpPreferenceVersion(ctx, tx, s, now); err != nil {
 			return err
 		}
 		for _, p := range prefs {
-			if err := insertPreference(ctx, tx, s, p, version, now); err != nil {
+			if err := insertPreference(ctx, tx, s, p, now); err != nil {
 				return err
 			}
 		}

@@ -404,6 +404,24 @@ func testPreferenceBatch(t *testing.T, open Opener) {
 	if v1.Version != v2.Version {
 		t.Errorf("version %d one at a time, %d in a batch", v1.Version, v2.Version)
 	}
+	// A later batch: a source an earlier batch applied changes nothing,
+	// a new one does.
+	steps = []struct{ source, concept string }{{"m5", "horror"}, {"m1", "heist"}, {"", "heist"}}
+	res, err = ps2.WritePreferenceBatch(ctx, ann, writes(1))
+	if err != nil || len(res) != len(steps) {
+		t.Fatalf("second WritePreferenceBatch = %+v, %v", res, err)
+	}
+	for i, want := range []bool{true, false, true} {
+		if res[i].Applied != want {
+			t.Errorf("second batch: write %d (source %q) applied %v, want %v", i, steps[i].source, res[i].Applied, want)
+		}
+	}
+	if p2, err = ps2.Preferences(ctx, ann); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summary(p2), []string{"heist:4.0:4", "horror:2.0:2"}; !slices.Equal(got, want) {
+		t.Errorf("after the second batch %v, want %v", got, want)
+	}
 }
 
 // testConcurrentPreferenceBatches sends two batches of preference writes

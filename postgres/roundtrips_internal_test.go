@@ -1,0 +1,138 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/jobctx"
+)
+
+// roundTrips counts what a connection sends the server: each statement
+// sent alone, and each batch as one.
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	r.n.Add(1)
+	return ctx
+}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// countRoundTrips gives db a pool whose connections count their round
+// trips.
+func countRoundTrips(t *testing.T, db *DB) *roundTrips {
+	t.Helper()
+	rt := &roundTrips{}
+	cfg := db.pool.Config()
+	cfg.ConnConfig.Tracer = rt
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := db.pool
+	db.pool = pool
+	t.Cleanup(old.Close)
+	return rt
+}
+
+// TestBatchRoundTrips checks that a batch of a user's memory writes, and
+// one of preference writes, go to the server in as many round trips
+// whatever the number of writes in them: three for the memories'
+// (besides BEGIN and COMMIT), and for the preferences' one for the batch
+// and one a write that changes something.
+func TestBatchRoundTrips(t *testing.T) {
+	ctx := jobctx.With(context.Background())
+	db := openInternal(t)
+	rt := countRoundTrips(t, db)
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var msgs []memento.Message
+	for i := range 18 {
+		msgs = append(msgs, memento.Message{ID: fmt.Sprintf("m%d", i), Role: memento.RoleUser, Text: fmt.Sprintf("I like film %d", i), At: t0.Add(time.Duration(i) * time.Minute)})
+	}
+	res, err := db.AppendMessages(ctx, s, "t1", msgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each write supersedes the value the one before it left.
+	prev := memento.MemoryBase{}
+	writes := func(from, to int) []memento.MemoryWrite {
+		var ws []memento.MemoryWrite
+		for i := from; i < to; i++ {
+			m := res.Messages[i]
+			id := fmt.Sprintf("v%d", i)
+			w := memento.MemoryWrite{Message: m, Base: map[string]memento.MemoryBase{"LIKES": prev},
+				Insert: []memento.Memory{{ID: id, Kind: memento.KindFact, Attribute: "LIKES", Mode: memento.ModeSemantic, Value: m.Text,
+					ValidFrom: m.At, Sources: []string{m.ID}, Thread: "t1"}},
+				Run: memento.MemoryRun{Message: m.ID, Outcome: memento.RunStored}, Vector: []float32{1, 0}, Embedder: "e"}
+			if prev.ID != "" {
+				w.Close = []memento.Supersession{{ID: prev.ID, Attribute: "LIKES"}}
+			}
+			ws = append(ws, w)
+			prev = memento.MemoryBase{ID: id, Value: m.Text}
+		}
+		return ws
+	}
+	memories := func(ws []memento.MemoryWrite) int64 {
+		t.Helper()
+		before := rt.n.Load()
+		written, err := db.WriteMemoryBatch(ctx, s, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ok := range written {
+			if !ok {
+				t.Fatalf("write %d of %d not written", i, len(ws))
+			}
+		}
+		return rt.n.Load() - before
+	}
+	few, many := memories(writes(0, 3)), memories(writes(3, 18))
+	if few != many || many > 5 {
+		t.Errorf("memory batches of 3 and 15 writes took %d and %d round trips, want the same, at most 5", few, many)
+	}
+
+	// Preferences: the first write of each batch adds a concept, the
+	// others change nothing.
+	n := 0
+	prefWrites := func(k int) []memento.PreferenceWrite {
+		var ws []memento.PreferenceWrite
+		for i := range k {
+			n++
+			ws = append(ws, memento.PreferenceWrite{Source: fmt.Sprintf("p%d", n), Embedder: "e",
+				Merge: func(current []memento.Preference) (memento.PreferenceChanges, error) {
+					if i > 0 {
+						return memento.PreferenceChanges{}, nil
+					}
+					return memento.PreferenceChanges{Insert: []memento.Preference{{Concept: fmt.Sprintf("c%d", n), Kind: memento.KindTaste, Weight: 1,
+						Evidence: 1, Embedder: "e", Vector: []float32{0, 1}, FirstSeen: t0, LastSeen: t0}}}, nil
+				}})
+		}
+		return ws
+	}
+	prefs := func(ws []memento.PreferenceWrite) int64 {
+		t.Helper()
+		before := rt.n.Load()
+		if _, err := db.WritePreferenceBatch(ctx, s, ws); err != nil {
+			t.Fatal(err)
+		}
+		return rt.n.Load() - before
+	}
+	prefs(prefWrites(2)) // the first change asks for a clustering
+	few, many = prefs(prefWrites(3)), prefs(prefWrites(15))
+	if few != many || many > 4 {
+		t.Errorf("preference batches of 3 and 15 writes took %d and %d round trips, want the same, at most 4", few, many)
+	}
+}
