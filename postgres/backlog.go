@@ -103,11 +103,12 @@ func (db *DB) backlogHandler() (memento.BacklogHandler, memento.BacklogOptions) 
 	return db.backlog.handler, opts
 }
 
-// insertBacklog adds items to the user's backlog in tx and makes sure a
-// backlog job will take them.
-func (db *DB) insertBacklog(ctx context.Context, tx pgx.Tx, s memento.Scope, items []backlogItem) error {
+// queueBacklog queues in b the insert of items into the user's backlog
+// and the read of the backlog's job (backlogJobQuery), nothing when there
+// are no items; readBacklogQueued reads their answers.
+func queueBacklog(b *pgx.Batch, s memento.Scope, items []backlogItem) {
 	if len(items) == 0 {
-		return nil
+		return
 	}
 	kinds := make([]string, len(items))
 	payloads := make([]string, len(items))
@@ -115,33 +116,23 @@ func (db *DB) insertBacklog(ctx context.Context, tx pgx.Tx, s memento.Scope, ite
 	for i, it := range items {
 		kinds[i], payloads[i], attempts[i] = it.kind, string(it.payload), int32(it.maxAttempts)
 	}
-	// The rows and the gate's read go in one round trip.
-	b := &pgx.Batch{}
 	b.Queue(`INSERT INTO backlog (tenant_id, user_id, kind, payload, max_attempts)
 		SELECT $1, $2, k, p, a FROM unnest($3::text[], $4::text[], $5::int[]) WITH ORDINALITY AS t(k, p, a, n) ORDER BY n`,
 		s.Tenant, s.User, kinds, payloads, attempts)
 	b.Queue(backlogJobQuery, s.Tenant, s.User)
-	br := tx.SendBatch(ctx, b)
+}
+
+// readBacklogQueued reads the answers of queueBacklog's statements:
+// whether the backlog's job has not ended (nil when there is none).
+func readBacklogQueued(br pgx.BatchResults) (*bool, error) {
+	if _, err := br.Exec(); err != nil {
+		return nil, fmt.Errorf("enqueue jobs in the backlog: %w", err)
+	}
 	var waiting *bool
-	err := func() error {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("enqueue jobs in the backlog: %w", err)
-		}
-		if err := br.QueryRow().Scan(&waiting); err != nil {
-			return fmt.Errorf("read the backlog's job: %w", err)
-		}
-		return nil
-	}()
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("enqueue jobs in the backlog: %w", cerr)
+	if err := br.QueryRow().Scan(&waiting); err != nil {
+		return nil, fmt.Errorf("read the backlog's job: %w", err)
 	}
-	if err != nil {
-		return err
-	}
-	if waiting != nil && *waiting {
-		return nil // it will read what was just added
-	}
-	return db.enqueueBacklogJob(ctx, tx, s)
+	return waiting, nil
 }
 
 // waitingJobStates are the River states of a backlog job that has not

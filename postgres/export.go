@@ -228,7 +228,7 @@ func (db *DB) ImportUser(ctx context.Context, s memento.Scope, doc *memento.User
 				res.Threads++
 			}
 			if len(t.Messages) > 0 {
-				_, inserted, err := db.insertMessages(ctx, tx, s, t.Thread.ID, t.Messages, nil)
+				_, inserted, err := db.insertMessages(ctx, tx, s, t.Thread.ID, t.Messages, nil, nil)
 				if err != nil {
 					return err
 				}

@@ -162,23 +162,37 @@ func (db *DB) AppendMessages(ctx context.Context, s memento.Scope, thread string
 	res := &memento.AppendResult{}
 	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
 		*res = memento.AppendResult{Messages: make([]memento.Message, 0, len(msgs))}
-		stored, inserted, err := db.insertMessages(ctx, tx, s, thread, msgs, nil)
+		// The new messages' jobs go in the round trip of their insert.
+		var jobs *queuedJobs
+		more := func(added []memento.Message, b *pgx.Batch) (func(pgx.BatchResults) error, error) {
+			var reqs []memento.JobRequest
+			for _, m := range added {
+				if jobsFor != nil {
+					reqs = append(reqs, jobsFor(m)...)
+				}
+			}
+			var err error
+			if jobs, err = db.queueJobs(ctx, tx, s, reqs, b); err != nil {
+				return nil, err
+			}
+			return jobs.read, nil
+		}
+		stored, inserted, err := db.insertMessages(ctx, tx, s, thread, msgs, nil, more)
 		if err != nil {
 			return err
 		}
-		var jobs []memento.JobRequest
-		for i, m := range stored {
-			if !inserted[i] {
+		for i := range stored {
+			if inserted[i] {
+				res.Inserted++
+			} else {
 				res.Duplicates++
-				continue
-			}
-			res.Inserted++
-			if jobsFor != nil {
-				jobs = append(jobs, jobsFor(m)...)
 			}
 		}
 		res.Messages = stored
-		return db.insertJobs(ctx, tx, s, jobs)
+		if jobs == nil {
+			return nil // nothing new
+		}
+		return jobs.finish(ctx, tx)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("append messages to thread %s: %w", thread, err)
@@ -239,7 +253,11 @@ func emotionColumns(e *memento.Emotion) (label *string, confidence *float64) {
 // given are read in one round trip (a batch), and the new messages, each
 // with its keyword index in one statement, and the thread's new head in
 // a second: an acknowledgement waits for few round trips to the server.
-func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, thread string, msgs []memento.Message, check func(seq int64) error) ([]memento.Message, []bool, error) {
+// more, when set, is given the new messages (none are) and may queue
+// statements of its own in the second round trip, returning what reads
+// their answers.
+func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, thread string, msgs []memento.Message, check func(seq int64) error,
+	more func(added []memento.Message, b *pgx.Batch) (func(pgx.BatchResults) error, error)) ([]memento.Message, []bool, error) {
 	now := db.now()
 	var ids []string
 	for _, m := range msgs {
@@ -339,6 +357,13 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 	}
 	ins.Queue(`UPDATE threads SET last_seq = $1, updated_at = $2 WHERE tenant_id = $3 AND user_id = $4 AND id = $5`,
 		seq, nanos(now), s.Tenant, s.User, thread)
+	var readMore func(pgx.BatchResults) error
+	if more != nil {
+		var err error
+		if readMore, err = more(added, ins); err != nil {
+			return nil, nil, err
+		}
+	}
 	res = tx.SendBatch(ctx, ins)
 	err = func() error {
 		for _, m := range added {
@@ -351,6 +376,9 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 		}
 		if _, err := res.Exec(); err != nil {
 			return fmt.Errorf("update thread: %w", err)
+		}
+		if readMore != nil {
+			return readMore(res)
 		}
 		return nil
 	}()

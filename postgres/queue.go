@@ -115,19 +115,43 @@ func (errorHandler) HandlePanic(context.Context, *rivertype.JobRow, any, string)
 // with River's InsertManyTx, so the jobs commit with the data or not at
 // all. Equal requests are enqueued once.
 func (db *DB) insertJobs(ctx context.Context, tx pgx.Tx, s memento.Scope, reqs []memento.JobRequest) error {
+	b := &pgx.Batch{}
+	q, err := db.queueJobs(ctx, tx, s, reqs, b)
+	if err != nil {
+		return err
+	}
+	if b.Len() > 0 {
+		br := tx.SendBatch(ctx, b)
+		err := q.read(br)
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("enqueue jobs in the backlog: %w", cerr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return q.finish(ctx, tx)
+}
+
+// queueJobs is insertJobs with the backlog's statements queued in b, to go
+// to the server with others in one round trip: River's jobs are inserted
+// at once. Once b is sent, the caller reads their answers (read), in b's
+// order, and after the batch calls finish.
+func (db *DB) queueJobs(ctx context.Context, tx pgx.Tx, s memento.Scope, reqs []memento.JobRequest, b *pgx.Batch) (*queuedJobs, error) {
+	q := &queuedJobs{db: db, s: s}
 	if len(reqs) == 0 {
-		return nil
+		return q, nil
 	}
 	params := make([]river.InsertManyParams, 0, len(reqs))
 	var backlog []backlogItem
 	seen := make(map[string]bool, len(reqs))
 	for _, r := range reqs {
 		if r.Kind == "" {
-			return fmt.Errorf("enqueue job: kind is required")
+			return nil, fmt.Errorf("enqueue job: kind is required")
 		}
 		payload, err := json.Marshal(r.Payload)
 		if err != nil {
-			return fmt.Errorf("enqueue %s job: encode payload: %w", r.Kind, err)
+			return nil, fmt.Errorf("enqueue %s job: encode payload: %w", r.Kind, err)
 		}
 		key := fmt.Sprintf("%s\x00%t\x00%d\x00%s", r.Kind, r.ByUser, r.MaxAttempts, payload)
 		if seen[key] {
@@ -145,10 +169,39 @@ func (db *DB) insertJobs(ctx context.Context, tx pgx.Tx, s memento.Scope, reqs [
 	}
 	if len(params) > 0 {
 		if _, err := db.inserter.InsertManyTx(ctx, tx, params); err != nil {
-			return fmt.Errorf("enqueue jobs: %w", err)
+			return nil, fmt.Errorf("enqueue jobs: %w", err)
 		}
 	}
-	return db.insertBacklog(ctx, tx, s, backlog)
+	queueBacklog(b, s, backlog)
+	q.backlog = len(backlog) > 0
+	return q, nil
+}
+
+// queuedJobs is what queueJobs left to do once its batch is sent.
+type queuedJobs struct {
+	db      *DB
+	s       memento.Scope
+	backlog bool  // backlog rows were queued
+	waiting *bool // the backlog's job has not ended (readBacklogQueued)
+}
+
+// read reads the answers of the statements queueJobs queued.
+func (q *queuedJobs) read(br pgx.BatchResults) error {
+	if !q.backlog {
+		return nil
+	}
+	var err error
+	q.waiting, err = readBacklogQueued(br)
+	return err
+}
+
+// finish enqueues a backlog job of the user unless one that will read the
+// rows added is waiting.
+func (q *queuedJobs) finish(ctx context.Context, tx pgx.Tx) error {
+	if !q.backlog || (q.waiting != nil && *q.waiting) {
+		return nil
+	}
+	return q.db.enqueueBacklogJob(ctx, tx, q.s)
 }
 
 func (db *DB) maxAttempts(r memento.JobRequest) int {

@@ -136,3 +136,43 @@ func TestBatchRoundTrips(t *testing.T) {
 		t.Errorf("preference batches of 3 and 15 writes took %d and %d round trips, want the same, at most 4", few, many)
 	}
 }
+
+// TestAppendRoundTrips checks that an append's jobs go in the round trip
+// of its messages: BEGIN with the user's lock, the thread's head, the
+// messages with their jobs, and COMMIT, however many messages, once the
+// user's backlog has a job waiting.
+func TestAppendRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t)
+	rt := countRoundTrips(t, db)
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	jobsFor := func(m memento.Message) []memento.JobRequest {
+		return []memento.JobRequest{{Kind: memento.JobRemember, Payload: memento.MessageJob{Thread: m.Thread, Message: m.ID}, ByUser: true}}
+	}
+	n := 0
+	appendN := func(k int) int64 {
+		t.Helper()
+		var msgs []memento.Message
+		for range k {
+			n++
+			msgs = append(msgs, memento.Message{ID: fmt.Sprintf("m%d", n), Role: memento.RoleUser, Text: fmt.Sprintf("message %d", n)})
+		}
+		before := rt.n.Load()
+		res, err := db.AppendMessages(ctx, s, "t1", msgs, jobsFor)
+		if err != nil || res.Inserted != k {
+			t.Fatalf("AppendMessages = %+v, %v", res, err)
+		}
+		return rt.n.Load() - before
+	}
+	appendN(1) // enqueues the backlog's job
+	if one, ten := appendN(1), appendN(10); one != 4 || ten != 4 {
+		t.Errorf("appends of 1 and 10 messages took %d and %d round trips, want 4", one, ten)
+	}
+	var rows int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM backlog WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 12 {
+		t.Errorf("%d jobs in the backlog, want 12", rows)
+	}
+}

@@ -111,7 +111,7 @@ func (db *DB) SaveTurn(ctx context.Context, t memento.Turn) ([]memento.Message, 
 				return nil
 			}
 		}
-		stored, inserted, err := db.insertMessages(ctx, tx, s, t.Thread, t.Messages, check)
+		stored, inserted, err := db.insertMessages(ctx, tx, s, t.Thread, t.Messages, check, nil)
 		if err != nil {
 			return err
 		}
