@@ -35,6 +35,20 @@
 // ECONFLICT (the agent retries the whole turn). Users do not wait for one
 // another.
 //
+// A write's statements go to the server in as few round trips as what
+// they read allows (pgx.Batch), each a wake-up of the writer's goroutine
+// that may wait for a processor under load: an append in four (BEGIN with
+// the lock, the thread's head and the ids already stored, the messages
+// with their keyword index, the thread's new head and their jobs in the
+// user's backlog, COMMIT), a batch of a user's memory writes in three
+// besides BEGIN and COMMIT whatever its number of messages (the messages
+// and their runs, the current values the writes were computed from, then
+// every write; each write's base is checked against what the writes
+// before it leave), a batch of preference writes in one and one for each
+// write that changes something (its version bump and rows, which come
+// back as stored). TestBatchRoundTrips and TestAppendRoundTrips count
+// them.
+//
 // # Queue
 //
 // Jobs carry {"tenant", "user", "payload"} as their args, as in package
