@@ -155,8 +155,15 @@ func (db *DB) ensureBacklogJob(ctx context.Context, tx pgx.Tx, s memento.Scope) 
 	if err := tx.QueryRow(ctx, backlogJobQuery, s.Tenant, s.User).Scan(&waiting); err != nil {
 		return fmt.Errorf("read the backlog's job: %w", err)
 	}
+	return db.enqueueUnlessWaiting(ctx, tx, s, waiting)
+}
+
+// enqueueUnlessWaiting enqueues a backlog job of the user in tx unless
+// waiting, backlogJobQuery's answer, says one has not ended: that one
+// will read what was just added.
+func (db *DB) enqueueUnlessWaiting(ctx context.Context, tx pgx.Tx, s memento.Scope, waiting *bool) error {
 	if waiting != nil && *waiting {
-		return nil // it will read what was just added
+		return nil
 	}
 	return db.enqueueBacklogJob(ctx, tx, s)
 }

@@ -558,7 +558,8 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 	var id string
 	var m batchMessage
 	if _, err := pgx.ForEachRow(rows, []any{&id, &m.pk, &m.thread, &m.at, &m.done}, func() error {
-		msgs[id] = &batchMessage{m.pk, m.at, m.thread, m.done}
+		found := m
+		msgs[id] = &found
 		return nil
 	}); err != nil {
 		return fmt.Errorf("look up messages: %w", err)

@@ -34,34 +34,36 @@ func (db *DB) EnsureUser(ctx context.Context, s memento.Scope) (*memento.User, e
 // ensureUser inserts the tenant and the user unless they exist, and
 // returns the stored user.
 func (db *DB) ensureUser(ctx context.Context, tx pgx.Tx, s memento.Scope) (*memento.User, error) {
-	now := nanos(db.now())
-	if _, err := tx.Exec(ctx, insertTenantSQL, s.Tenant, now); err != nil {
-		return nil, fmt.Errorf("insert tenant: %w", err)
+	b := &pgx.Batch{}
+	queueEnsureUser(b, s, nanos(db.now()))
+	br := tx.SendBatch(ctx, b)
+	created, err := readEnsureUser(br)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
 	}
-	var created int64
-	if err := tx.QueryRow(ctx, insertUserSQL, s.Tenant, s.User, now).Scan(&created); err != nil {
-		return nil, fmt.Errorf("insert user: %w", err)
+	if err != nil {
+		return nil, err
 	}
 	return &memento.User{Tenant: s.Tenant, ID: s.User, CreatedAt: fromNanos(created)}, nil
 }
 
-// queueEnsureUser queues ensureUser's statements in b, for a round trip
-// shared with others; readEnsureUser reads their answers.
+// queueEnsureUser queues ensureUser's statements in b, one round trip
+// alone or shared with others; readEnsureUser reads their answers: the
+// user's creation time as stored.
 func queueEnsureUser(b *pgx.Batch, s memento.Scope, now int64) {
 	b.Queue(insertTenantSQL, s.Tenant, now)
 	b.Queue(insertUserSQL, s.Tenant, s.User, now)
 }
 
-// readEnsureUser reads the answers of queueEnsureUser's statements.
-func readEnsureUser(br pgx.BatchResults) error {
+func readEnsureUser(br pgx.BatchResults) (int64, error) {
 	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("insert tenant: %w", err)
+		return 0, fmt.Errorf("insert tenant: %w", err)
 	}
 	var created int64
 	if err := br.QueryRow().Scan(&created); err != nil {
-		return fmt.Errorf("insert user: %w", err)
+		return 0, fmt.Errorf("insert user: %w", err)
 	}
-	return nil
+	return created, nil
 }
 
 const insertTenantSQL = `INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`

@@ -148,7 +148,7 @@ func (db *DB) WritePreferenceBatch(ctx context.Context, s memento.Scope, ws []me
 		fresh := map[string]bool{}
 		var first []memento.Preference
 		err := func() error {
-			if err := readEnsureUser(br); err != nil {
+			if _, err := readEnsureUser(br); err != nil {
 				return err
 			}
 			rows, err := br.Query()
@@ -303,10 +303,7 @@ const preferenceReturning = ` RETURNING ` + prefRowColumns
 // preferenceInsert returns the statement that writes a new preference at
 // the user's preference version, returning the row as stored.
 func preferenceInsert(s memento.Scope, p memento.Preference, now time.Time) (string, []any, error) {
-	if err := checkPreference(p); err != nil {
-		return "", nil, err
-	}
-	sources, err := prefSourcesJSON(p.Sources)
+	sources, err := checkedSources(p)
 	if err != nil {
 		return "", nil, err
 	}
@@ -328,10 +325,7 @@ func preferenceInsert(s memento.Scope, p memento.Preference, now time.Time) (str
 // the user's preference version, returning the row as stored (no row
 // when there is none).
 func preferenceUpdate(s memento.Scope, p memento.Preference, now time.Time) (string, []any, error) {
-	if err := checkPreference(p); err != nil {
-		return "", nil, err
-	}
-	sources, err := prefSourcesJSON(p.Sources)
+	sources, err := checkedSources(p)
 	if err != nil {
 		return "", nil, err
 	}
@@ -340,6 +334,14 @@ func preferenceUpdate(s memento.Scope, p memento.Preference, now time.Time) (str
 		WHERE p.tenant_id = $1 AND p.user_id = $2 AND p.id = $3` + preferenceReturning,
 		[]any{s.Tenant, s.User, p.ID, p.Concept, p.Kind, p.Weight, max(p.Evidence, 1), sources, p.Embedder, len(p.Vector), vectorBytes(p.Vector),
 			nanos(p.FirstSeen.UTC()), nanos(p.LastSeen.UTC()), nanos(now)}, nil
+}
+
+// checkedSources checks p, to be written, and encodes its sources.
+func checkedSources(p memento.Preference) (string, error) {
+	if err := checkPreference(p); err != nil {
+		return "", err
+	}
+	return prefSourcesJSON(p.Sources)
 }
 
 // insertPreference writes a new preference at the user's preference

@@ -198,10 +198,10 @@ func (q *queuedJobs) read(br pgx.BatchResults) error {
 // finish enqueues a backlog job of the user unless one that will read the
 // rows added is waiting.
 func (q *queuedJobs) finish(ctx context.Context, tx pgx.Tx) error {
-	if !q.backlog || (q.waiting != nil && *q.waiting) {
+	if !q.backlog {
 		return nil
 	}
-	return q.db.enqueueBacklogJob(ctx, tx, q.s)
+	return q.db.enqueueUnlessWaiting(ctx, tx, q.s, q.waiting)
 }
 
 func (db *DB) maxAttempts(r memento.JobRequest) int {
