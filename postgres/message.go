@@ -268,6 +268,13 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 		}
 	}
 	b := &pgx.Batch{}
+	// Several messages at once have their keyword counts added up and
+	// applied at the commit, once a term, as a job's writes are
+	// (migration 0015); one counts at once.
+	fold := len(msgs) > 1
+	if fold {
+		b.Queue(`SELECT set_config('memento.search_fold', 'on', true)`)
+	}
 	b.Queue(`INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, s.Tenant, nanos(now))
 	b.Queue(`INSERT INTO users (tenant_id, id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, s.Tenant, s.User, nanos(now))
 	b.Queue(`INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context)
@@ -278,6 +285,11 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 	var seq int64
 	existing := map[string]memento.Message{}
 	err := func() error {
+		if fold {
+			if _, err := res.Exec(); err != nil {
+				return fmt.Errorf("count the keyword index at the commit: %w", err)
+			}
+		}
 		for _, what := range []string{"insert tenant", "insert user", "insert thread"} {
 			if _, err := res.Exec(); err != nil {
 				return fmt.Errorf("%s: %w", what, err)

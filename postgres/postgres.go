@@ -363,7 +363,8 @@ func (db *DB) Ping(ctx context.Context) error {
 // Writers of different users share only the keyword index's counters
 // (search_stats, term_stats), and those only when more transactions write
 // at once than there are shards of them: each takes a shard no other
-// transaction under way holds (search_shard, migration 0013). Sharing
+// transaction under way holds (search_shard, migration 0013). A job's
+// transaction writes them only as it commits (migration 0015). Sharing
 // one, they lock its rows in term order within a statement but not
 // across statements; a deadlock among them (PostgreSQL ends one of the
 // transactions) or a serialization failure runs the whole transaction
@@ -433,12 +434,14 @@ func userKey(s memento.Scope) string { return s.Tenant + "\x1f" + s.User }
 // beginUser is the simple query that begins a user's transaction and takes
 // the user's advisory lock (of hashtextextended(key, 0), as the statements
 // that take it with key as a parameter do), and for a background job's
-// transaction turns off its wait for the log's flush. A simple query takes
-// no parameters, so the key is spelled in hex, which needs no quoting.
+// transaction turns off its wait for the log's flush and has its changes
+// of the keyword index's counters added up and applied at its commit
+// (memento.search_fold, migration 0015). A simple query takes no
+// parameters, so the key is spelled in hex, which needs no quoting.
 func beginUser(key string, job bool) string {
 	lock := "BEGIN; SELECT pg_advisory_xact_lock(hashtextextended(convert_from(decode('" + hex.EncodeToString([]byte(key)) + "', 'hex'), 'UTF8'), 0))"
 	if job {
-		lock += ", set_config('synchronous_commit', 'off', true)"
+		lock += ", set_config('synchronous_commit', 'off', true), set_config('memento.search_fold', 'on', true)"
 	}
 	return lock
 }
