@@ -275,7 +275,7 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 	if fold {
 		b.Queue(`SELECT set_config('memento.search_fold', 'on', true)`)
 	}
-	b.Queue(`INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, s.Tenant, nanos(now))
+	b.Queue(insertTenantSQL, s.Tenant, nanos(now))
 	b.Queue(`INSERT INTO users (tenant_id, id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, s.Tenant, s.User, nanos(now))
 	b.Queue(`INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context)
 		VALUES ($1, $2, $3, $4, $4, $5) ON CONFLICT DO NOTHING`, s.Tenant, s.User, thread, nanos(now), emptyContextJSON)

@@ -118,58 +118,58 @@ END $$;
 CREATE CONSTRAINT TRIGGER search_deltas_fold AFTER INSERT ON search_delta_txs
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION search_deltas_fold();
 
--- The terms' statement triggers (0001, 0013) keep their names and count
--- the statement's sums; TG_ARGV[0] is the index.
-CREATE OR REPLACE FUNCTION term_stats_add() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF current_setting('memento.bulk', true) = 'on' THEN
-        RETURN NULL;
-    END IF;
-    PERFORM search_terms_count(TG_ARGV[0], array_agg(term), array_agg(n)) FROM
-        (SELECT term, count(*) AS n FROM changed_rows GROUP BY term) AS c HAVING count(*) > 0;
-    RETURN NULL;
-END $$;
-
-CREATE OR REPLACE FUNCTION term_stats_remove() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF current_setting('memento.bulk', true) = 'on' THEN
-        RETURN NULL;
-    END IF;
-    PERFORM search_terms_count(TG_ARGV[0], array_agg(term), array_agg(-n)) FROM
-        (SELECT term, count(*) AS n FROM changed_rows GROUP BY term) AS c HAVING count(*) > 0;
-    RETURN NULL;
-END $$;
-
--- The documents' counts were a row trigger on the *_search tables, one
--- update of a shared row per document; they are now statement triggers
--- beside the terms'. A trigger with transition tables takes one event.
+-- The index's triggers: the terms' were statement triggers already (0001,
+-- 0013); the documents' were a row trigger on the *_search tables, one
+-- update of a shared row per document. Each is now a statement trigger
+-- (a trigger with transition tables takes one event) of one function a
+-- table kind, which counts a deletion's rows negatively; TG_ARGV[0] is
+-- the index.
+DROP TRIGGER memory_terms_add ON memory_terms;
+DROP TRIGGER memory_terms_remove ON memory_terms;
+DROP TRIGGER message_terms_add ON message_terms;
+DROP TRIGGER message_terms_remove ON message_terms;
+DROP FUNCTION term_stats_add();
+DROP FUNCTION term_stats_remove();
 DROP TRIGGER memory_search_stats ON memory_search;
 DROP TRIGGER message_search_stats ON message_search;
 DROP FUNCTION search_stats_count();
 
-CREATE FUNCTION search_docs_add() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION search_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    sign BIGINT := CASE TG_OP WHEN 'DELETE' THEN -1 ELSE 1 END;
 BEGIN
     IF current_setting('memento.bulk', true) = 'on' THEN
         RETURN NULL;
     END IF;
-    PERFORM search_docs_count(TG_ARGV[0], count(*), sum(len)) FROM changed_rows HAVING count(*) > 0;
+    PERFORM search_terms_count(TG_ARGV[0], array_agg(term), array_agg(sign * n)) FROM
+        (SELECT term, count(*) AS n FROM changed_rows GROUP BY term) AS c HAVING count(*) > 0;
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION search_docs_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION search_docs_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    sign BIGINT := CASE TG_OP WHEN 'DELETE' THEN -1 ELSE 1 END;
 BEGIN
     IF current_setting('memento.bulk', true) = 'on' THEN
         RETURN NULL;
     END IF;
-    PERFORM search_docs_count(TG_ARGV[0], -count(*), -sum(len)) FROM changed_rows HAVING count(*) > 0;
+    PERFORM search_docs_count(TG_ARGV[0], sign * count(*), sign * sum(len)) FROM changed_rows HAVING count(*) > 0;
     RETURN NULL;
 END $$;
 
+CREATE TRIGGER memory_terms_add AFTER INSERT ON memory_terms REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION search_terms_changed('memory');
+CREATE TRIGGER memory_terms_remove AFTER DELETE ON memory_terms REFERENCING OLD TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION search_terms_changed('memory');
+CREATE TRIGGER message_terms_add AFTER INSERT ON message_terms REFERENCING NEW TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION search_terms_changed('message');
+CREATE TRIGGER message_terms_remove AFTER DELETE ON message_terms REFERENCING OLD TABLE AS changed_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION search_terms_changed('message');
 CREATE TRIGGER memory_search_docs_add AFTER INSERT ON memory_search REFERENCING NEW TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION search_docs_add('memory');
+    FOR EACH STATEMENT EXECUTE FUNCTION search_docs_changed('memory');
 CREATE TRIGGER memory_search_docs_remove AFTER DELETE ON memory_search REFERENCING OLD TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION search_docs_remove('memory');
+    FOR EACH STATEMENT EXECUTE FUNCTION search_docs_changed('memory');
 CREATE TRIGGER message_search_docs_add AFTER INSERT ON message_search REFERENCING NEW TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION search_docs_add('message');
+    FOR EACH STATEMENT EXECUTE FUNCTION search_docs_changed('message');
 CREATE TRIGGER message_search_docs_remove AFTER DELETE ON message_search REFERENCING OLD TABLE AS changed_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION search_docs_remove('message');
+    FOR EACH STATEMENT EXECUTE FUNCTION search_docs_changed('message');
