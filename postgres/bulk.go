@@ -43,8 +43,9 @@ const bulkRows = 500
 func (db *DB) Bulk(ctx context.Context, fn func(b *Bulk) error) error {
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		// The keyword index's counters are left to the end (see
-		// search_stats_count in migration 0001); the triggers of
-		// migration 0015 leave them too.
+		// search_stats_count in migration 0001); the deletion triggers
+		// of migration 0015 leave them too, and the load's statements do
+		// not count their rows (migration 0016).
 		if _, err := tx.Exec(ctx, `SELECT set_config('memento.bulk', 'on', true)`); err != nil {
 			return err
 		}

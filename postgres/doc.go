@@ -80,10 +80,12 @@
 // over the SQLite store's tables, so both stores rank alike. The corpus
 // counters are split into 64 shards, and each write transaction counts
 // into one that no other transaction under way holds (migration 0013), so
-// writers of different users do not wait for each other's commits. A
-// job's transaction, and an append of several messages, add their
-// statements' counts up and apply them as they commit, one update a term
-// (migration 0015). pgvector is
+// writers of different users do not wait for each other's commits. The
+// writer that indexes documents counts them itself, one statement a round
+// trip (migration 0016: an append over its messages, a batch of memory
+// writes over its memories); triggers count what leaves the index. A
+// job's transaction adds its counts up and applies them as it commits,
+// one update a term (migration 0015). pgvector is
 // not assumed: embeddings are stored as little-endian float32 bytes and
 // returned with the bounded candidate sets (memento.CandidateQuery), over
 // which recall computes similarity in Go.

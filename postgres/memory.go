@@ -371,7 +371,8 @@ func (db *DB) MemoryModes(ctx context.Context, s memento.Scope) (map[string]stri
 // for the caller that skips it (ImportUser): the statement runs in a
 // savepoint.
 func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Memory, now time.Time) error {
-	sql, args, err := memoryInsert(s, m, now)
+	counts := newSearchCounts("memory")
+	sql, args, err := memoryInsert(s, m, now, counts)
 	if err != nil {
 		return err
 	}
@@ -379,7 +380,18 @@ func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Mem
 	if err != nil {
 		return err
 	}
-	if _, err := sp.Exec(ctx, sql, args...); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	counts.queue(b)
+	res := sp.SendBatch(ctx, b)
+	_, err = res.Exec()
+	if err == nil {
+		err = counts.read(res)
+	}
+	if cerr := res.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
 		_ = sp.Rollback(ctx)
 		return memoryInsertError(m, err)
 	}
@@ -398,8 +410,9 @@ func memoryInsertError(m memento.Memory, err error) error {
 // memoryInsert returns the statement that inserts m for the user with its
 // embedding, if it has one, and its keyword index entries, if it is
 // current: one statement where it was up to three, so that a batch of
-// writes sends each memory in one message to the server.
-func memoryInsert(s memento.Scope, m memento.Memory, now time.Time) (string, []any, error) {
+// writes sends each memory in one message to the server. The entries are
+// added to counts, whose statement the caller queues after it.
+func memoryInsert(s memento.Scope, m memento.Memory, now time.Time, counts *searchCounts) (string, []any, error) {
 	sources := m.Sources
 	if sources == nil {
 		sources = []string{}
@@ -432,10 +445,8 @@ func memoryInsert(s memento.Scope, m memento.Memory, now time.Time) (string, []a
 	var n int
 	if indexed {
 		terms, freqs, n = indexTerms(weightedText{m.Value, 1}, weightedText{attribute, 0.5})
+		counts.add(terms, n)
 	}
-	// The keyword index's terms are the statement's own INSERT, not a
-	// WITH's, as in the insert of a message: their statement trigger
-	// counts them.
 	return `WITH m AS (
 			INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
 				sources, thread_id, run_id, created_at, updated_at, periods)
@@ -582,6 +593,7 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 	}
 	now := db.now()
 	b := &pgx.Batch{}
+	counts := newSearchCounts("memory")
 	var queued []memento.MemoryWrite
 	for i, w := range ws {
 		msg := msgs[w.Message.ID]
@@ -612,7 +624,7 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 			}
 		}
 		msg.done = true
-		if err := queueMemoryWrite(b, s, w, msg, reports[i], now); err != nil {
+		if err := queueMemoryWrite(b, s, w, msg, reports[i], now, counts); err != nil {
 			return fmt.Errorf("message %s: %w", w.Message.ID, err)
 		}
 		written[i] = true
@@ -621,6 +633,8 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 	if len(queued) == 0 {
 		return nil
 	}
+	// The batch's new memories are counted in the index in one statement.
+	counts.queue(b)
 	br := tx.SendBatch(ctx, b)
 	// The first error answers: the statements after it fail with it.
 	err = func() error {
@@ -629,7 +643,7 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 				return fmt.Errorf("message %s: %w", w.Message.ID, err)
 			}
 		}
-		return nil
+		return counts.read(br)
 	}()
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -639,8 +653,9 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 
 // queueMemoryWrite queues w's statements in b: the values it closes, its
 // memories, its run, its message's vector and the deletion of its
-// checkpoint. readMemoryWrite reads their answers.
-func queueMemoryWrite(b *pgx.Batch, s memento.Scope, w memento.MemoryWrite, msg *batchMessage, report string, now time.Time) error {
+// checkpoint; its memories' index entries are added to counts.
+// readMemoryWrite reads their answers.
+func queueMemoryWrite(b *pgx.Batch, s memento.Scope, w memento.MemoryWrite, msg *batchMessage, report string, now time.Time, counts *searchCounts) error {
 	for _, c := range w.Close {
 		b.Queue(`UPDATE memories SET valid_to = greatest(valid_from, $1), updated_at = $2
 			WHERE tenant_id = $3 AND user_id = $4 AND id = $5 AND valid_to IS NULL`, msg.at, nanos(now), s.Tenant, s.User, c.ID)
@@ -649,7 +664,7 @@ func queueMemoryWrite(b *pgx.Batch, s memento.Scope, w memento.MemoryWrite, msg 
 		if m.Thread == "" {
 			m.Thread = msg.thread
 		}
-		sql, args, err := memoryInsert(s, m, now)
+		sql, args, err := memoryInsert(s, m, now, counts)
 		if err != nil {
 			return err
 		}

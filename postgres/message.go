@@ -253,8 +253,9 @@ func emotionColumns(e *memento.Emotion) (label *string, confidence *float64) {
 // bypassed the lock would wait rather than collide. The rows that make the
 // thread exist, its head and the messages already stored under the ids
 // given are read in one round trip (a batch), and the new messages, each
-// with its keyword index in one statement, and the thread's new head in
-// a second: an acknowledgement waits for few round trips to the server.
+// with its keyword index in one statement, the index's counters in one
+// more and the thread's new head in a second: an acknowledgement waits
+// for few round trips to the server.
 // more, when set, is given the new messages (none are) and may queue
 // statements of its own in the second round trip, returning what reads
 // their answers.
@@ -268,13 +269,6 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 		}
 	}
 	b := &pgx.Batch{}
-	// Several messages at once have their keyword counts added up and
-	// applied at the commit, once a term, as a job's writes are
-	// (migration 0015); one counts at once.
-	fold := len(msgs) > 1
-	if fold {
-		b.Queue(`SELECT set_config('memento.search_fold', 'on', true)`)
-	}
 	b.Queue(insertTenantSQL, s.Tenant, nanos(now))
 	b.Queue(`INSERT INTO users (tenant_id, id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, s.Tenant, s.User, nanos(now))
 	b.Queue(`INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context)
@@ -285,11 +279,6 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 	var seq int64
 	existing := map[string]memento.Message{}
 	err := func() error {
-		if fold {
-			if _, err := res.Exec(); err != nil {
-				return fmt.Errorf("count the keyword index at the commit: %w", err)
-			}
-		}
 		for _, what := range []string{"insert tenant", "insert user", "insert thread"} {
 			if _, err := res.Exec(); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
@@ -327,6 +316,7 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 	// The new messages and the thread's new head go in one round trip
 	// (a batch): the head depends only on the numbers given here.
 	ins := &pgx.Batch{}
+	counts := newSearchCounts("message")
 	var added []memento.Message
 	for _, m := range msgs {
 		if m.ID != "" {
@@ -352,6 +342,7 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 		m.Tenant, m.User, m.Thread, m.Seq = s.Tenant, s.User, thread, seq
 		m.At, m.CreatedAt = m.At.UTC(), now
 		terms, freqs, n := indexTerms(weightedText{m.Text, 1})
+		counts.add(terms, n)
 		label, confidence := emotionColumns(m.Emotion)
 		ins.Queue(`WITH m AS (
 				INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence, periods)
@@ -369,6 +360,9 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 	if len(added) == 0 {
 		return stored, inserted, nil
 	}
+	// The new messages are counted in the keyword index in one statement,
+	// once a term however many hold it (migration 0016).
+	counts.queue(ins)
 	ins.Queue(`UPDATE threads SET last_seq = $1, updated_at = $2 WHERE tenant_id = $3 AND user_id = $4 AND id = $5`,
 		seq, nanos(now), s.Tenant, s.User, thread)
 	var readMore func(pgx.BatchResults) error
@@ -387,6 +381,9 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 				}
 				return fmt.Errorf("insert message %s: %w", m.ID, err)
 			}
+		}
+		if err := counts.read(res); err != nil {
+			return err
 		}
 		if _, err := res.Exec(); err != nil {
 			return fmt.Errorf("update thread: %w", err)

@@ -26,8 +26,9 @@ import (
 // column plus the one scope token an FTS5 row carries, and N, n(w) and
 // avglen are over the whole index (every user), as in an FTS5 table. The
 // terms are stored by the write paths (memoryInsert, indexMemory, the
-// insert of messages), the corpus totals and each term's document count
-// by triggers (search_stats, term_stats); storetest checks the scores against a reference
+// insert of messages), which count what they add in the corpus totals and
+// each term's document count (search_stats, term_stats; searchCounts),
+// and triggers count what leaves the index; storetest checks the scores against a reference
 // computation on both stores. A query reads a few rows of the totals and,
 // per word, at most memento.MaxTermMatches entries of the user's index.
 
@@ -65,13 +66,81 @@ func indexTerms(cols ...weightedText) ([]string, []float64, int) {
 	return terms, weights, n
 }
 
-// index stores a document's terms in kind's index, in one statement.
+// index stores a document's terms in kind's index and counts them, in
+// one round trip.
 func index(ctx context.Context, tx pgx.Tx, kind string, s memento.Scope, pk int64, cols ...weightedText) error {
 	terms, weights, n := indexTerms(cols...)
-	if _, err := tx.Exec(ctx, `WITH d AS (INSERT INTO `+kind+`_search (pk, tenant_id, user_id, len) VALUES ($1, $2, $3, $6))
+	counts := newSearchCounts(kind)
+	counts.add(terms, n)
+	b := &pgx.Batch{}
+	b.Queue(`WITH d AS (INSERT INTO `+kind+`_search (pk, tenant_id, user_id, len) VALUES ($1, $2, $3, $6))
 		INSERT INTO `+kind+`_terms (pk, tenant_id, user_id, term, freq, len)
-		SELECT $1, $2, $3, t, f, $6 FROM unnest($4::text[], $5::float8[]) AS x(t, f)`, pk, s.Tenant, s.User, terms, weights, n); err != nil {
+		SELECT $1, $2, $3, t, f, $6 FROM unnest($4::text[], $5::float8[]) AS x(t, f)`, pk, s.Tenant, s.User, terms, weights, n)
+	counts.queue(b)
+	res := tx.SendBatch(ctx, b)
+	_, err := res.Exec()
+	if err == nil {
+		err = counts.read(res)
+	}
+	if cerr := res.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("index %s %d: %w", kind, pk, err)
+	}
+	return nil
+}
+
+// searchCounts adds up what a writer's inserts into one index (kind:
+// "memory" or "message") add to its counters, the documents holding each
+// term and the documents and tokens in all, for one statement to count
+// them (search_count, migration 0016): no trigger counts an insert, so
+// every statement that inserts into *_search and *_terms has its
+// documents added here and the sum queued in its round trip.
+type searchCounts struct {
+	kind         string
+	terms        map[string]int64
+	docs, tokens int64
+}
+
+func newSearchCounts(kind string) *searchCounts {
+	return &searchCounts{kind: kind, terms: map[string]int64{}}
+}
+
+// add counts one document of n tokens holding terms (each once, as
+// indexTerms returns them).
+func (c *searchCounts) add(terms []string, n int) {
+	for _, t := range terms {
+		c.terms[t]++
+	}
+	c.docs++
+	c.tokens += int64(n)
+}
+
+// queue queues the statement that counts what was added, if anything
+// was; read reads its answer.
+func (c *searchCounts) queue(b *pgx.Batch) {
+	if c.docs == 0 {
+		return
+	}
+	terms := make([]string, 0, len(c.terms))
+	for t := range c.terms {
+		terms = append(terms, t)
+	}
+	sort.Strings(terms)
+	ns := make([]int64, len(terms))
+	for i, t := range terms {
+		ns[i] = c.terms[t]
+	}
+	b.Queue(`SELECT search_count($1, $2::text[], $3::bigint[], $4, $5)`, c.kind, terms, ns, c.docs, c.tokens)
+}
+
+func (c *searchCounts) read(res pgx.BatchResults) error {
+	if c.docs == 0 {
+		return nil
+	}
+	if _, err := res.Exec(); err != nil {
+		return fmt.Errorf("count the %s index: %w", c.kind, err)
 	}
 	return nil
 }

@@ -320,12 +320,12 @@ func testCountersAtCommit(t *testing.T, ctx context.Context) {
 	check("a transaction rolled back", 2)
 }
 
-// TestAppendOfSeveralCountsAtCommit appends three messages sharing terms
-// at once, whose counts are added up for the commit, then one alone,
-// counted at once, then the first three again (a retry, which counts
-// nothing): the message index's counters must equal what it holds, with
-// nothing left to fold.
-func TestAppendOfSeveralCountsAtCommit(t *testing.T) {
+// TestAppendCountsItsMessages appends three messages sharing terms at
+// once, which the append counts in one statement (migration 0016), then
+// one alone, then the first three again (a retry, which counts nothing):
+// the message index's counters must equal what it holds, with nothing
+// left to fold.
+func TestAppendCountsItsMessages(t *testing.T) {
 	ctx := context.Background()
 	db := openInternal(t)
 	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
