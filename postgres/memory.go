@@ -367,7 +367,7 @@ func (db *DB) MemoryModes(ctx context.Context, s memento.Scope) (map[string]stri
 
 // insertMemory inserts m for the user, with its embedding if it has one,
 // and indexes a current memory for keyword search, in one statement
-// (memoryInsert). A conflict (ECONFLICT) leaves the transaction usable,
+// (memoryInsert) and its count in the same round trip. A conflict (ECONFLICT) leaves the transaction usable,
 // for the caller that skips it (ImportUser): the statement runs in a
 // savepoint.
 func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Memory, now time.Time) error {
@@ -380,18 +380,7 @@ func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Mem
 	if err != nil {
 		return err
 	}
-	b := &pgx.Batch{}
-	b.Queue(sql, args...)
-	counts.queue(b)
-	res := sp.SendBatch(ctx, b)
-	_, err = res.Exec()
-	if err == nil {
-		err = counts.read(res)
-	}
-	if cerr := res.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := execCounted(ctx, sp, counts, sql, args...); err != nil {
 		_ = sp.Rollback(ctx)
 		return memoryInsertError(m, err)
 	}

@@ -72,10 +72,19 @@ func index(ctx context.Context, tx pgx.Tx, kind string, s memento.Scope, pk int6
 	terms, weights, n := indexTerms(cols...)
 	counts := newSearchCounts(kind)
 	counts.add(terms, n)
-	b := &pgx.Batch{}
-	b.Queue(`WITH d AS (INSERT INTO `+kind+`_search (pk, tenant_id, user_id, len) VALUES ($1, $2, $3, $6))
+	if err := execCounted(ctx, tx, counts, `WITH d AS (INSERT INTO `+kind+`_search (pk, tenant_id, user_id, len) VALUES ($1, $2, $3, $6))
 		INSERT INTO `+kind+`_terms (pk, tenant_id, user_id, term, freq, len)
-		SELECT $1, $2, $3, t, f, $6 FROM unnest($4::text[], $5::float8[]) AS x(t, f)`, pk, s.Tenant, s.User, terms, weights, n)
+		SELECT $1, $2, $3, t, f, $6 FROM unnest($4::text[], $5::float8[]) AS x(t, f)`, pk, s.Tenant, s.User, terms, weights, n); err != nil {
+		return fmt.Errorf("index %s %d: %w", kind, pk, err)
+	}
+	return nil
+}
+
+// execCounted runs a statement that indexes documents and the one that
+// counts them (counts), in one round trip.
+func execCounted(ctx context.Context, tx pgx.Tx, counts *searchCounts, sql string, args ...any) error {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
 	counts.queue(b)
 	res := tx.SendBatch(ctx, b)
 	_, err := res.Exec()
@@ -85,10 +94,7 @@ func index(ctx context.Context, tx pgx.Tx, kind string, s memento.Scope, pk int6
 	if cerr := res.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	if err != nil {
-		return fmt.Errorf("index %s %d: %w", kind, pk, err)
-	}
-	return nil
+	return err
 }
 
 // searchCounts adds up what a writer's inserts into one index (kind:
