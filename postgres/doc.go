@@ -95,7 +95,19 @@
 // See recall.go: triggers log every change of a memory or message; one
 // user's changes are numbered in commit order thanks to the user lock, so
 // a warm index on any process reads every change of another process the
-// next time it asks (RecallDocs), with no further delay.
+// next time it asks (RecallDocs), with no further delay. The triggers on
+// memories and vectors run once a statement over its rows (migration
+// 0018), those on messages once a row.
+//
+// # A batch of memory writes
+//
+// See memory.go: a batch of a user's pipeline runs is written as a few
+// statements over all its writes, whatever their number (batchPlan): the
+// closes of memories stored before it, one insert of its memories (one a
+// later write closes is inserted closed), their count, the runs, the
+// messages' vectors. Go settles what the writes' order decided, so the
+// store is left as by the writes one after the other (storetest's
+// MemoryBatchAsOneByOne).
 //
 // # Events mark
 //

@@ -367,22 +367,22 @@ func (db *DB) MemoryModes(ctx context.Context, s memento.Scope) (map[string]stri
 
 // insertMemory inserts m for the user, with its embedding if it has one,
 // and indexes a current memory for keyword search, in one statement
-// (memoryInsert) and its count in the same round trip. A conflict (ECONFLICT) leaves the transaction usable,
-// for the caller that skips it (ImportUser): the statement runs in a
-// savepoint.
+// (memoryRows) and its count in the same round trip. A conflict
+// (ECONFLICT) leaves the transaction usable, for the caller that skips it
+// (ImportUser): the statement runs in a savepoint.
 func insertMemory(ctx context.Context, tx pgx.Tx, s memento.Scope, m memento.Memory, now time.Time) error {
 	counts := newSearchCounts("memory")
-	sql, args, err := memoryInsert(s, m, now, counts)
-	if err != nil {
+	rows := newMemoryRows(s, now, counts)
+	if err := rows.add(m, nil); err != nil {
 		return err
 	}
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return err
 	}
-	if err := execCounted(ctx, sp, counts, sql, args...); err != nil {
+	if err := sendCounted(ctx, sp, counts, rows.queue, rows.read); err != nil {
 		_ = sp.Rollback(ctx)
-		return memoryInsertError(m, err)
+		return err
 	}
 	return sp.Commit(ctx)
 }
@@ -396,57 +396,138 @@ func memoryInsertError(m memento.Memory, err error) error {
 	return fmt.Errorf("insert memory %s: %w", m.ID, err)
 }
 
-// memoryInsert returns the statement that inserts m for the user with its
-// embedding, if it has one, and its keyword index entries, if it is
-// current: one statement where it was up to three, so that a batch of
-// writes sends each memory in one message to the server. The entries are
-// added to counts, whose statement the caller queues after it.
-func memoryInsert(s memento.Scope, m memento.Memory, now time.Time, counts *searchCounts) (string, []any, error) {
+// memoryRows is memories to insert in one statement, as columns: a batch
+// of writes sends all its memories at once, whatever their number, with
+// their embeddings and, for those left current, their keyword index
+// entries. The entries are added to counts, whose statement the caller
+// queues after the insert.
+type memoryRows struct {
+	s      memento.Scope
+	now    time.Time
+	counts *searchCounts
+
+	ids, kinds, attributes, modes, values, sources, threads, runs, periods []string
+	from, created, updated                                                 []int64
+	to                                                                     []*int64
+	// The embeddings and the index entries, each row naming its memory.
+	vectorOf, embedders []string
+	vectors             [][]byte
+	docOf               []string
+	docLens             []int32
+	termOf, terms       []string
+	freqs               []float64
+	termLens            []int32
+}
+
+func newMemoryRows(s memento.Scope, now time.Time, counts *searchCounts) *memoryRows {
+	return &memoryRows{s: s, now: now, counts: counts}
+}
+
+// add adds m, stored closed at closedAt (nanoseconds) when that is not
+// nil: a memory a later write of the batch supersedes is inserted as
+// that write leaves it, never indexed.
+func (r *memoryRows) add(m memento.Memory, closedAt *int64) error {
 	sources := m.Sources
 	if sources == nil {
 		sources = []string{}
 	}
 	src, err := json.Marshal(sources)
 	if err != nil {
-		return "", nil, fmt.Errorf("encode sources of memory %s: %w", m.ID, err)
-	}
-	var to *int64
-	if m.ValidTo != nil {
-		v := nanos(*m.ValidTo)
-		to = &v
+		return fmt.Errorf("encode sources of memory %s: %w", m.ID, err)
 	}
 	created, updated := m.CreatedAt, m.UpdatedAt
 	if created.IsZero() {
-		created = now
+		created = r.now
 	}
 	if updated.IsZero() {
-		updated = now
+		updated = r.now
+	}
+	var to *int64
+	switch {
+	case closedAt != nil:
+		// As a close sets it: never before the memory's start.
+		v := max(nanos(m.ValidFrom), *closedAt)
+		to, updated = &v, r.now
+	case m.ValidTo != nil:
+		v := nanos(*m.ValidTo)
+		to = &v
 	}
 	attribute := strings.ToUpper(m.Attribute)
-	var embedder *string
-	var vector []byte
+	r.ids = append(r.ids, m.ID)
+	r.kinds = append(r.kinds, memento.KindOf(m.Mode))
+	r.attributes = append(r.attributes, attribute)
+	r.modes = append(r.modes, m.Mode)
+	r.values = append(r.values, m.Value)
+	r.from = append(r.from, nanos(m.ValidFrom))
+	r.to = append(r.to, to)
+	r.sources = append(r.sources, string(src))
+	r.threads = append(r.threads, m.Thread)
+	r.runs = append(r.runs, m.RunID)
+	r.created = append(r.created, nanos(created))
+	r.updated = append(r.updated, nanos(updated))
+	r.periods = append(r.periods, periodsColumn(m.Value, m.ValidFrom))
 	if m.Vector != nil && m.Embedder != "" {
-		embedder, vector = &m.Embedder, vectorBytes(m.Vector)
+		r.vectorOf = append(r.vectorOf, m.ID)
+		r.embedders = append(r.embedders, m.Embedder)
+		r.vectors = append(r.vectors, vectorBytes(m.Vector))
 	}
-	indexed := m.ValidTo == nil
-	var terms []string
-	var freqs []float64
-	var n int
-	if indexed {
-		terms, freqs, n = indexTerms(weightedText{m.Value, 1}, weightedText{attribute, 0.5})
-		counts.add(terms, n)
+	if to == nil {
+		terms, freqs, n := indexTerms(weightedText{m.Value, 1}, weightedText{attribute, 0.5})
+		r.counts.add(terms, n)
+		r.docOf = append(r.docOf, m.ID)
+		r.docLens = append(r.docLens, int32(n))
+		for i, t := range terms {
+			r.termOf = append(r.termOf, m.ID)
+			r.terms = append(r.terms, t)
+			r.freqs = append(r.freqs, freqs[i])
+			r.termLens = append(r.termLens, int32(n))
+		}
 	}
-	return `WITH m AS (
+	return nil
+}
+
+// queue queues the insert of every memory added, in the order added (their
+// pks follow it), if there is any.
+func (r *memoryRows) queue(b *pgx.Batch) {
+	if len(r.ids) == 0 {
+		return
+	}
+	b.Queue(`WITH m AS (
 			INSERT INTO memories (tenant_id, user_id, id, kind, attribute, mode, value, valid_from, valid_to,
 				sources, thread_id, run_id, created_at, updated_at, periods)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING pk),
-		v AS (INSERT INTO memory_vectors (memory_pk, embedder, embedding) SELECT pk, $16, $17 FROM m WHERE $16::text IS NOT NULL),
-		d AS (INSERT INTO memory_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $18 FROM m WHERE $19)
+			SELECT $1, $2, id, kind, attribute, mode, value, valid_from, valid_to, sources::jsonb, thread_id, run_id, created_at, updated_at, periods
+			FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::text[],
+				$11::text[], $12::text[], $13::bigint[], $14::bigint[], $15::text[]) WITH ORDINALITY
+				AS x(id, kind, attribute, mode, value, valid_from, valid_to, sources, thread_id, run_id, created_at, updated_at, periods, n)
+			ORDER BY n
+			RETURNING pk, id),
+		v AS (INSERT INTO memory_vectors (memory_pk, embedder, embedding)
+			SELECT m.pk, x.embedder, x.embedding FROM m JOIN unnest($16::text[], $17::text[], $18::bytea[]) AS x(id, embedder, embedding) ON x.id = m.id),
+		d AS (INSERT INTO memory_search (pk, tenant_id, user_id, len)
+			SELECT m.pk, $1, $2, x.len FROM m JOIN unnest($19::text[], $20::int[]) AS x(id, len) ON x.id = m.id)
 		INSERT INTO memory_terms (pk, tenant_id, user_id, term, freq, len)
-		SELECT m.pk, $1, $2, x.t, x.f, $18 FROM m, unnest($20::text[], $21::float8[]) AS x(t, f) WHERE $19`,
-		[]any{s.Tenant, s.User, m.ID, memento.KindOf(m.Mode), attribute, m.Mode, m.Value, nanos(m.ValidFrom), to,
-			string(src), m.Thread, m.RunID, nanos(created), nanos(updated), periodsColumn(m.Value, m.ValidFrom),
-			embedder, vector, n, indexed, terms, freqs}, nil
+		SELECT m.pk, $1, $2, x.term, x.freq, x.len FROM m JOIN unnest($21::text[], $22::text[], $23::float8[], $24::int[]) AS x(id, term, freq, len) ON x.id = m.id`,
+		r.s.Tenant, r.s.User, r.ids, r.kinds, r.attributes, r.modes, r.values, r.from, r.to, r.sources,
+		r.threads, r.runs, r.created, r.updated, r.periods,
+		r.vectorOf, r.embedders, r.vectors, r.docOf, r.docLens, r.termOf, r.terms, r.freqs, r.termLens)
+}
+
+// read reads the answer of the insert queue queued, naming the memory when
+// there is one.
+func (r *memoryRows) read(br pgx.BatchResults) error {
+	if len(r.ids) == 0 {
+		return nil
+	}
+	_, err := br.Exec()
+	switch {
+	case err == nil:
+		return nil
+	case len(r.ids) == 1:
+		return memoryInsertError(memento.Memory{ID: r.ids[0], Attribute: r.attributes[0]}, err)
+	case isUniqueViolation(err):
+		return memento.WrapError(memento.ECONFLICT, err, "one of %d memories conflicts with a stored one (same id, or a second current value of its attribute)", len(r.ids))
+	}
+	return fmt.Errorf("insert %d memories: %w", len(r.ids), err)
 }
 
 // checkMemoryWrite validates a pipeline write before anything is stored.
@@ -536,9 +617,10 @@ type batchMessage struct {
 // writeMemories applies ws in order in tx and sets which it wrote, in
 // three round trips whatever the number of writes: the messages and
 // whether their runs are stored; the current values of the attributes the
-// writes were computed from (when any were), against which each write's
-// base is checked after the writes before it, as the store would read
-// them; then every write's statements at once.
+// writes were computed from or set (when there are any), against which
+// each write's base is checked after the writes before it, as the store
+// would read them; then the whole batch as a few statements, each over
+// every write (batchPlan).
 func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws []memento.MemoryWrite, reports []string, written []bool) error {
 	ids := make([]string, len(ws))
 	var attrs []string
@@ -546,6 +628,11 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 		ids[i] = w.Message.ID
 		for attr := range w.Base {
 			attrs = append(attrs, strings.ToUpper(attr))
+		}
+		for _, m := range w.Insert {
+			if currentSemantic(m) {
+				attrs = append(attrs, strings.ToUpper(m.Attribute))
+			}
 		}
 	}
 	rows, err := tx.Query(ctx, `SELECT m.id, m.pk, m.thread_id, m.at,
@@ -580,10 +667,7 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 			return fmt.Errorf("read current values: %w", err)
 		}
 	}
-	now := db.now()
-	b := &pgx.Batch{}
-	counts := newSearchCounts("memory")
-	var queued []memento.MemoryWrite
+	plan := newBatchPlan(s, db.now())
 	for i, w := range ws {
 		msg := msgs[w.Message.ID]
 		if msg == nil {
@@ -598,8 +682,9 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 			}
 		}
 		// What the write leaves current, for the bases of the writes
-		// after it; its run is stored, so a second write of the message
-		// is a repeat.
+		// after it and for the check that no attribute gets a second
+		// current value; its run is stored, so a second write of the
+		// message is a repeat.
 		for _, c := range w.Close {
 			for attr, cur := range current {
 				if cur.ID == c.ID {
@@ -608,31 +693,191 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 			}
 		}
 		for _, m := range w.Insert {
-			if m.Mode == memento.ModeSemantic && m.ValidTo == nil {
-				current[strings.ToUpper(m.Attribute)] = memento.MemoryBase{ID: m.ID, Value: m.Value}
+			if !currentSemantic(m) {
+				continue
 			}
+			attr := strings.ToUpper(m.Attribute)
+			if _, ok := current[attr]; ok {
+				return fmt.Errorf("message %s: %w", w.Message.ID, memento.Errorf(memento.ECONFLICT, "memory %q conflicts with a stored one (a second current value of %s)", m.ID, m.Attribute))
+			}
+			current[attr] = memento.MemoryBase{ID: m.ID, Value: m.Value}
 		}
 		msg.done = true
-		if err := queueMemoryWrite(b, s, w, msg, reports[i], now, counts); err != nil {
+		if err := plan.add(w, msg, reports[i]); err != nil {
 			return fmt.Errorf("message %s: %w", w.Message.ID, err)
 		}
 		written[i] = true
-		queued = append(queued, w)
 	}
-	if len(queued) == 0 {
+	return plan.send(ctx, tx)
+}
+
+// currentSemantic reports whether m is a current semantic value, of which
+// an attribute has at most one.
+func currentSemantic(m memento.Memory) bool {
+	return m.Mode == memento.ModeSemantic && m.ValidTo == nil
+}
+
+// batchPlan is a batch of memory writes as a few statements, each over
+// every write, in place of a few statements a write: the closes of
+// memories stored before the batch, the batch's memories, their count in
+// the keyword index, the runs, the messages' vectors, and the deletion of
+// the runs' checkpoints. Applied in that order they leave what applying
+// the writes one after the other leaves, because the plan settles in Go
+// what the order decided: a memory the batch inserts and a later write
+// closes is inserted closed, and a close that would find its memory
+// closed already fails here with the error the store would give
+// (writeMemories checks the one current value of an attribute the same
+// way). Every close still checks in the store that its memory was
+// current.
+type batchPlan struct {
+	s      memento.Scope
+	now    time.Time
+	counts *searchCounts
+
+	// closes are the closes of memories stored before the batch, in the
+	// order of the writes, with the message that closes each.
+	closes []planClose
+	// inserts are the batch's memories and the time each is closed at,
+	// if a later write of the batch closes it.
+	inserts  []memento.Memory
+	closedAt []*int64
+	// open is the batch's memories still current, by id (an index in
+	// inserts); closed the ids the batch has closed or inserted closed.
+	open   map[string]int
+	closed map[string]bool
+
+	runs                          []string // message ids
+	runThreads, outcomes, reports []string
+	vectorPKs                     []int64
+	embedders                     []string
+	vectors                       [][]byte
+	checkpoints                   []string
+}
+
+// planClose is the close of a memory stored before the batch.
+type planClose struct {
+	memento.Supersession
+	message string
+	at      int64
+}
+
+func newBatchPlan(s memento.Scope, now time.Time) *batchPlan {
+	return &batchPlan{s: s, now: now, counts: newSearchCounts("memory"), open: map[string]int{}, closed: map[string]bool{}}
+}
+
+// add plans w, whose message is msg and run's report report.
+func (p *batchPlan) add(w memento.MemoryWrite, msg *batchMessage, report string) error {
+	for _, c := range w.Close {
+		if i, ok := p.open[c.ID]; ok {
+			at := msg.at
+			p.closedAt[i] = &at
+			delete(p.open, c.ID)
+			p.closed[c.ID] = true
+			continue
+		}
+		if p.closed[c.ID] {
+			return memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
+		}
+		p.closed[c.ID] = true
+		p.closes = append(p.closes, planClose{Supersession: c, message: w.Message.ID, at: msg.at})
+	}
+	for _, m := range w.Insert {
+		if m.Thread == "" {
+			m.Thread = msg.thread
+		}
+		if _, ok := p.open[m.ID]; ok || p.closed[m.ID] {
+			return memento.Errorf(memento.ECONFLICT, "memory %q conflicts with a stored one (same id)", m.ID)
+		}
+		if m.ValidTo == nil {
+			p.open[m.ID] = len(p.inserts)
+		} else {
+			p.closed[m.ID] = true
+		}
+		p.inserts = append(p.inserts, m)
+		p.closedAt = append(p.closedAt, nil)
+	}
+	p.runs = append(p.runs, w.Message.ID)
+	p.runThreads = append(p.runThreads, msg.thread)
+	p.outcomes = append(p.outcomes, w.Run.Outcome)
+	p.reports = append(p.reports, report)
+	if w.Vector != nil {
+		p.vectorPKs = append(p.vectorPKs, msg.pk)
+		p.embedders = append(p.embedders, w.Embedder)
+		p.vectors = append(p.vectors, vectorBytes(w.Vector))
+	}
+	if w.Checkpoint != "" {
+		p.checkpoints = append(p.checkpoints, w.Checkpoint)
+	}
+	return nil
+}
+
+// send applies the plan in tx in one round trip, if it has any write.
+func (p *batchPlan) send(ctx context.Context, tx pgx.Tx) error {
+	if len(p.runs) == 0 {
 		return nil
 	}
-	// The batch's new memories are counted in the index in one statement.
-	counts.queue(b)
+	rows := newMemoryRows(p.s, p.now, p.counts)
+	for i, m := range p.inserts {
+		if err := rows.add(m, p.closedAt[i]); err != nil {
+			return err
+		}
+	}
+	b := &pgx.Batch{}
+	s, now := p.s, nanos(p.now)
+	if len(p.closes) > 0 {
+		ids := make([]string, len(p.closes))
+		ats := make([]int64, len(p.closes))
+		for i, c := range p.closes {
+			ids[i], ats[i] = c.ID, c.at
+		}
+		b.Queue(`UPDATE memories AS m SET valid_to = greatest(m.valid_from, c.at), updated_at = $3
+			FROM unnest($4::text[], $5::bigint[]) AS c(id, at)
+			WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.id = c.id AND m.valid_to IS NULL
+			RETURNING m.id`, s.Tenant, s.User, now, ids, ats)
+	}
+	rows.queue(b)
+	p.counts.queue(b)
+	b.Queue(`INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
+		SELECT $1, $2, message_id, thread_id, outcome, report::jsonb, $3
+		FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS x(message_id, thread_id, outcome, report)`,
+		s.Tenant, s.User, now, p.runs, p.runThreads, p.outcomes, p.reports)
+	if len(p.vectorPKs) > 0 {
+		b.Queue(`INSERT INTO message_vectors (message_pk, embedder, embedding)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::bytea[])
+			ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
+			p.vectorPKs, p.embedders, p.vectors)
+	}
+	if len(p.checkpoints) > 0 {
+		b.Queue(`DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = ANY($3)`, s.Tenant, s.User, p.checkpoints)
+	}
 	br := tx.SendBatch(ctx, b)
 	// The first error answers: the statements after it fail with it.
-	err = func() error {
-		for _, w := range queued {
-			if err := readMemoryWrite(br, w); err != nil {
-				return fmt.Errorf("message %s: %w", w.Message.ID, err)
+	err := func() error {
+		if len(p.closes) > 0 {
+			if err := p.readCloses(br); err != nil {
+				return err
 			}
 		}
-		return counts.read(br)
+		if err := rows.read(br); err != nil {
+			return err
+		}
+		if err := p.counts.read(br); err != nil {
+			return err
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("record runs: %w", err)
+		}
+		if len(p.vectorPKs) > 0 {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("store message vectors: %w", err)
+			}
+		}
+		if len(p.checkpoints) > 0 {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("delete checkpoints: %w", err)
+			}
+		}
+		return nil
 	}()
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -640,65 +885,25 @@ func (db *DB) writeMemories(ctx context.Context, tx pgx.Tx, s memento.Scope, ws 
 	return err
 }
 
-// queueMemoryWrite queues w's statements in b: the values it closes, its
-// memories, its run, its message's vector and the deletion of its
-// checkpoint; its memories' index entries are added to counts.
-// readMemoryWrite reads their answers.
-func queueMemoryWrite(b *pgx.Batch, s memento.Scope, w memento.MemoryWrite, msg *batchMessage, report string, now time.Time, counts *searchCounts) error {
-	for _, c := range w.Close {
-		b.Queue(`UPDATE memories SET valid_to = greatest(valid_from, $1), updated_at = $2
-			WHERE tenant_id = $3 AND user_id = $4 AND id = $5 AND valid_to IS NULL`, msg.at, nanos(now), s.Tenant, s.User, c.ID)
+// readCloses reads which memories the closes closed: one that was no
+// longer current fails the batch, named with the first write that closes
+// it.
+func (p *batchPlan) readCloses(br pgx.BatchResults) error {
+	rows, err := br.Query()
+	if err != nil {
+		return fmt.Errorf("close memories: %w", err)
 	}
-	for _, m := range w.Insert {
-		if m.Thread == "" {
-			m.Thread = msg.thread
-		}
-		sql, args, err := memoryInsert(s, m, now, counts)
-		if err != nil {
-			return err
-		}
-		b.Queue(sql, args...)
+	done := make(map[string]bool, len(p.closes))
+	var id string
+	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+		done[id] = true
+		return nil
+	}); err != nil {
+		return fmt.Errorf("close memories: %w", err)
 	}
-	b.Queue(`INSERT INTO memory_runs (tenant_id, user_id, message_id, thread_id, outcome, report, finished_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, s.Tenant, s.User, w.Message.ID, msg.thread, w.Run.Outcome, report, nanos(now))
-	if w.Vector != nil {
-		b.Queue(`INSERT INTO message_vectors (message_pk, embedder, embedding) VALUES ($1, $2, $3)
-			ON CONFLICT (message_pk) DO UPDATE SET embedder = excluded.embedder, embedding = excluded.embedding`,
-			msg.pk, w.Embedder, vectorBytes(w.Vector))
-	}
-	if w.Checkpoint != "" {
-		b.Queue(`DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, w.Checkpoint)
-	}
-	return nil
-}
-
-// readMemoryWrite reads the answers of w's statements (queueMemoryWrite).
-func readMemoryWrite(br pgx.BatchResults, w memento.MemoryWrite) error {
-	for _, c := range w.Close {
-		tag, err := br.Exec()
-		if err != nil {
-			return fmt.Errorf("close memory %s: %w", c.ID, err)
-		}
-		if tag.RowsAffected() != 1 {
-			return memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute)
-		}
-	}
-	for _, m := range w.Insert {
-		if _, err := br.Exec(); err != nil {
-			return memoryInsertError(m, err)
-		}
-	}
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("record run: %w", err)
-	}
-	if w.Vector != nil {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("store message vector: %w", err)
-		}
-	}
-	if w.Checkpoint != "" {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("delete checkpoint: %w", err)
+	for _, c := range p.closes {
+		if !done[c.ID] {
+			return fmt.Errorf("message %s: %w", c.message, memento.Errorf(memento.ECONFLICT, "memory %q of %s is no longer current", c.ID, c.Attribute))
 		}
 	}
 	return nil

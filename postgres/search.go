@@ -25,7 +25,7 @@ import (
 // attribute 0.5; messages: text 1.0), len(d) counts the tokens of every
 // column plus the one scope token an FTS5 row carries, and N, n(w) and
 // avglen are over the whole index (every user), as in an FTS5 table. The
-// terms are stored by the write paths (memoryInsert, indexMemory, the
+// terms are stored by the write paths (memoryRows, indexMemory, the
 // insert of messages), which count what they add in the corpus totals and
 // each term's document count (search_stats, term_stats; searchCounts),
 // and triggers count what leaves the index; storetest checks the scores against a reference
@@ -83,11 +83,21 @@ func index(ctx context.Context, tx pgx.Tx, kind string, s memento.Scope, pk int6
 // execCounted runs a statement that indexes documents and the one that
 // counts them (counts), in one round trip.
 func execCounted(ctx context.Context, tx pgx.Tx, counts *searchCounts, sql string, args ...any) error {
+	return sendCounted(ctx, tx, counts, func(b *pgx.Batch) { b.Queue(sql, args...) }, func(res pgx.BatchResults) error {
+		_, err := res.Exec()
+		return err
+	})
+}
+
+// sendCounted sends the statements queue queues, which index documents,
+// and the one that counts them (counts), in one round trip, and reads
+// their answers with read and counts.read.
+func sendCounted(ctx context.Context, tx pgx.Tx, counts *searchCounts, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
 	b := &pgx.Batch{}
-	b.Queue(sql, args...)
+	queue(b)
 	counts.queue(b)
 	res := tx.SendBatch(ctx, b)
-	_, err := res.Exec()
+	err := read(res)
 	if err == nil {
 		err = counts.read(res)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/memento-ai/memento"
 )
 
@@ -530,5 +532,143 @@ func testMemoryBatch(t *testing.T, open Opener) {
 	}
 	if _, err := st.Memory(ctx, ann, "b1x"); memento.ErrorCode(err) != memento.ENOTFOUND {
 		t.Errorf("the repeated run of m1 wrote its memory (Memory: %v)", err)
+	}
+}
+
+// testMemoryBatchAsOneByOne checks that a batch leaves what its writes
+// leave applied one after the other: the same memories, current and
+// closed, in the same order, and the same keyword matches, for a batch
+// that closes memories stored before it and memories its own earlier
+// writes inserted. Then that each way a batch's order can make a close
+// or an insert fail fails the whole batch with ECONFLICT.
+func testMemoryBatchAsOneByOne(t *testing.T, open Opener) {
+	st := open(t)
+	bw, ok := st.(memento.MemoryBatchWriter)
+	if !ok {
+		t.Skip("the store does not implement memento.MemoryBatchWriter")
+	}
+	rs, _ := st.(memento.RecallStore)
+	ctx := t.Context()
+	texts := []string{"I like noir and speak English", "Heist films now", "Westerns too, no musicals",
+		"Only westerns; horror musicals are worse", "I watched Heat again, and speak French now"}
+	vec := func(i int) []float32 { return []float32{float32(i), 1} }
+	// writes returns the batch over a user's messages m: the first is
+	// stored before the batch, the others are the batch.
+	writes := func(m []memento.Message) []memento.MemoryWrite {
+		withVec := func(mem memento.Memory, i int) memento.Memory {
+			mem.Vector, mem.Embedder = vec(i), "e"
+			return mem
+		}
+		sup := func(id, attr string) memento.Supersession { return memento.Supersession{ID: id, Attribute: attr} }
+		return []memento.MemoryWrite{
+			{Message: m[0], Insert: []memento.Memory{semantic("p", "LIKES", "noir", m[0]), semantic("q", "LANGUAGE", "English", m[0])}, Run: run(m[0], "p", "q")},
+			{Message: m[1], Base: map[string]memento.MemoryBase{"LIKES": {ID: "p", Value: "noir"}}, Close: []memento.Supersession{sup("p", "LIKES")},
+				Insert: []memento.Memory{withVec(semantic("l1", "LIKES", "heist films", m[1]), 1), withVec(episode("e1", "WATCHED", "Heat", m[1]), 2)},
+				Run:    run(m[1], "l1", "e1"), Vector: vec(1), Embedder: "e"},
+			{Message: m[2], Base: map[string]memento.MemoryBase{"LIKES": {ID: "l1", Value: "heist films"}}, Close: []memento.Supersession{sup("l1", "LIKES")},
+				Insert: []memento.Memory{semantic("l2", "LIKES", "heist films, westerns", m[2]), semantic("d1", "DISLIKES", "musicals", m[2])},
+				Run:    run(m[2], "l2", "d1"), Vector: vec(2), Embedder: "e"},
+			{Message: m[3], Close: []memento.Supersession{sup("l2", "LIKES"), sup("d1", "DISLIKES")},
+				Insert: []memento.Memory{withVec(semantic("l3", "LIKES", "westerns", m[3]), 3), semantic("d2", "DISLIKES", "horror musicals", m[3])},
+				Run:    run(m[3], "l3", "d2")},
+			{Message: m[4], Base: map[string]memento.MemoryBase{"LANGUAGE": {ID: "q", Value: "English"}}, Close: []memento.Supersession{sup("e1", "WATCHED"), sup("q", "LANGUAGE")},
+				Insert: []memento.Memory{episode("e2", "WATCHED", "Heat, again", m[4]), semantic("q2", "LANGUAGE", "French", m[4])},
+				Run:    run(m[4], "e2", "q2"), Vector: vec(4), Embedder: "e"},
+		}
+	}
+	messages := func(s memento.Scope) []memento.Message {
+		var m []memento.Message
+		for i, text := range texts {
+			m = append(m, userMessage(t, st, s, "t1", fmt.Sprintf("m%d", i), text, i))
+		}
+		return m
+	}
+	annWrites, bobWrites := writes(messages(ann)), writes(messages(bob))
+	writeOK(t, st, ann, annWrites[0])
+	written, err := bw.WriteMemoryBatch(ctx, ann, annWrites[1:])
+	if err != nil || !slices.Equal(written, []bool{true, true, true, true}) {
+		t.Fatalf("WriteMemoryBatch = %v, %v; want every write written", written, err)
+	}
+	for _, w := range bobWrites {
+		writeOK(t, st, bob, w)
+	}
+	stored := func(s memento.Scope) []memento.Memory {
+		t.Helper()
+		mems, err := st.Memories(ctx, s, memento.MemoryFilter{All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range mems {
+			mems[i].CreatedAt, mems[i].UpdatedAt = time.Time{}, time.Time{}
+		}
+		return mems
+	}
+	batched, oneByOne := stored(ann), stored(bob)
+	if diff := cmp.Diff(oneByOne, batched); diff != "" {
+		t.Errorf("memories after the batch differ from the writes one by one (-one by one +batch):\n%s", diff)
+	}
+	closed := 0
+	for _, m := range batched {
+		if m.ValidTo != nil {
+			closed++
+		}
+	}
+	if len(batched) != 10 || closed != 6 {
+		t.Errorf("the batch left %d memories, %d closed; want 10, 6 closed (p, q, l1, l2, d1, e1)", len(batched), closed)
+	}
+	if rs != nil {
+		for _, q := range []string{"heist films", "westerns", "musicals", "Heat", "noir", "English French"} {
+			match := func(s memento.Scope) []string {
+				t.Helper()
+				cands, err := rs.MemoryCandidates(ctx, s, memento.CandidateQuery{Query: q, Keyword: 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, c := range cands {
+					out = append(out, fmt.Sprintf("%s %.4f", c.ID, c.BM25))
+				}
+				slices.Sort(out)
+				return out
+			}
+			if a, b := match(ann), match(bob); !slices.Equal(a, b) {
+				t.Errorf("keyword matches of %q: %v after the batch, %v one by one", q, a, b)
+			}
+		}
+	}
+
+	// Each batch below fails as a whole: nothing of its first write is
+	// stored and l3 stays current.
+	m := []memento.Message{userMessage(t, st, ann, "t1", "m5", "Comedies", 5), userMessage(t, st, ann, "t1", "m6", "Dramas", 6),
+		userMessage(t, st, ann, "t1", "m7", "Cartoons", 7)}
+	likes := func(id string, i int, closes ...string) memento.MemoryWrite {
+		w := memento.MemoryWrite{Message: m[i], Insert: []memento.Memory{semantic(id, "LIKES", m[i].Text, m[i])}, Run: run(m[i], id)}
+		for _, c := range closes {
+			w.Close = append(w.Close, memento.Supersession{ID: c, Attribute: "LIKES"})
+		}
+		return w
+	}
+	for _, tc := range []struct {
+		name string
+		ws   []memento.MemoryWrite
+	}{
+		{"two writes close one stored memory", []memento.MemoryWrite{likes("l4", 0, "l3"),
+			{Message: m[1], Close: []memento.Supersession{{ID: "l3", Attribute: "LIKES"}}, Run: run(m[1])}}},
+		{"a write closes a memory it inserts", []memento.MemoryWrite{likes("l4", 0, "l3", "l4")}},
+		{"a write closes a memory the batch closed", []memento.MemoryWrite{likes("l4", 0, "l3"), likes("l5", 1, "l4"), likes("l6", 2, "l4")}},
+		{"a second current value of an attribute", []memento.MemoryWrite{likes("l4", 0, "l3"), likes("l5", 1)}},
+		{"a second current value beside a stored one", []memento.MemoryWrite{likes("l4", 0)}},
+		{"a stored memory closed already", []memento.MemoryWrite{{Message: m[0], Close: []memento.Supersession{{ID: "d1", Attribute: "DISLIKES"}}, Run: run(m[0])}}},
+		{"an id twice", []memento.MemoryWrite{likes("l4", 0, "l3"), {Message: m[1], Insert: []memento.Memory{episode("l4", "WATCHED", "Up", m[1])}, Run: run(m[1], "l4")}}},
+		{"the id of a stored memory", []memento.MemoryWrite{{Message: m[0], Insert: []memento.Memory{episode("e1", "WATCHED", "Up", m[0])}, Run: run(m[0], "e1")}}},
+	} {
+		_, err := bw.WriteMemoryBatch(ctx, ann, tc.ws)
+		wantCode(t, "WriteMemoryBatch: "+tc.name, err, memento.ECONFLICT)
+		if _, err := st.MemoryRun(ctx, ann, "m5"); memento.ErrorCode(err) != memento.ENOTFOUND {
+			t.Errorf("%s: the refused batch stored its first run (MemoryRun: %v)", tc.name, err)
+		}
+		if diff := cmp.Diff(batched, stored(ann)); diff != "" {
+			t.Errorf("%s: the refused batch changed the memories:\n%s", tc.name, diff)
+		}
 	}
 }

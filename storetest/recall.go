@@ -243,6 +243,24 @@ func testRecallChanges(t *testing.T, open Opener) {
 	} else if !ok && !slices.Contains(ch.Removed, keys["mem1"]) {
 		t.Errorf("the superseded mem1 is neither a non-current document nor removed: %+v", ch)
 	}
+	// A vector stored later (a back-fill) changes its memory and message.
+	if vs, ok := st.(memento.VectorStore); ok {
+		if err := vs.PutVectors(ctx, ann, "e", map[string][]float32{"mem2": {1, 0}}, map[string][]float32{"m1": {0, 1}}); err != nil {
+			t.Fatal(err)
+		}
+		vch, err := rc.RecallDocs(ctx, ann, ch.Through)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vectors := map[string]string{}
+		for _, d := range vch.Docs {
+			vectors[d.Candidate.ID] = fmt.Sprint(d.Candidate.Embedder, d.Candidate.Vector)
+		}
+		if vectors["mem2"] != "e[1 0]" || vectors["m1"] != "e[0 1]" {
+			t.Errorf("changes after storing vectors: %v; want mem2 and m1 with their new vectors", vectors)
+		}
+		ch = vch
+	}
 	if err := st.DeleteMemory(ctx, ann, "mem2"); err != nil {
 		t.Fatal(err)
 	}

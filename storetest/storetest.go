@@ -89,6 +89,7 @@ var parts = []struct {
 	{"PreferenceBatch", testPreferenceBatch},
 	{"ConcurrentPreferenceBatches", testConcurrentPreferenceBatches},
 	{"MemoryBatch", testMemoryBatch},
+	{"MemoryBatchAsOneByOne", testMemoryBatchAsOneByOne},
 	{"Isolation", testIsolation},
 	{"DeleteUser", testDeleteUser},
 	{"ExportImport", testExportImport},
