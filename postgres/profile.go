@@ -54,40 +54,144 @@ func (db *DB) Profile(ctx context.Context, s memento.Scope) (*memento.Profile, e
 	return p, nil
 }
 
+// readProfile reads the user's profile in one round trip.
 func readProfile(ctx context.Context, tx pgx.Tx, s memento.Scope) (*memento.Profile, error) {
+	b := &pgx.Batch{}
+	queueProfileRead(b, s)
+	br := tx.SendBatch(ctx, b)
+	p, err := readQueuedProfile(br, s)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return p, err
+}
+
+// queueProfileRead queues the reads of the user's profile in b, alone or
+// after the statements that change it; readQueuedProfile reads their
+// answers.
+func queueProfileRead(b *pgx.Batch, s memento.Scope) {
+	b.Queue(`SELECT version, updated_at FROM profiles WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User)
+	b.Queue(`SELECT key, value, source, evidence, updated_at FROM profile_keys
+		WHERE tenant_id = $1 AND user_id = $2 ORDER BY key`, s.Tenant, s.User)
+}
+
+func readQueuedProfile(br pgx.BatchResults, s memento.Scope) (*memento.Profile, error) {
 	p := &memento.Profile{Tenant: s.Tenant, User: s.User, Keys: map[string]memento.ProfileEntry{}}
 	var updated int64
-	err := tx.QueryRow(ctx, `SELECT version, updated_at FROM profiles WHERE tenant_id = $1 AND user_id = $2`, s.Tenant, s.User).Scan(&p.Version, &updated)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return p, nil
-	} else if err != nil {
+	switch err := br.QueryRow().Scan(&p.Version, &updated); {
+	case errors.Is(err, pgx.ErrNoRows):
+		// No profile has no keys either (their foreign key): the
+		// second read answers none.
+	case err != nil:
 		return nil, err
+	default:
+		p.UpdatedAt = fromNanos(updated)
 	}
-	p.UpdatedAt = fromNanos(updated)
-	rows, err := tx.Query(ctx, `SELECT key, value, source, evidence, updated_at FROM profile_keys
-		WHERE tenant_id = $1 AND user_id = $2 ORDER BY key`, s.Tenant, s.User)
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key, value string
-		var evidence []byte
-		var e memento.ProfileEntry
-		var at int64
-		if err := rows.Scan(&key, &value, &e.Source, &evidence, &at); err != nil {
-			return nil, err
+	var key, value, source string
+	var evidence []byte
+	var at int64
+	_, err = pgx.ForEachRow(rows, []any{&key, &value, &source, &evidence, &at}, func() error {
+		entry := memento.ProfileEntry{Value: json.RawMessage(value), Source: source, UpdatedAt: fromNanos(at)}
+		if err := json.Unmarshal(evidence, &entry.Evidence); err != nil {
+			return fmt.Errorf("decode evidence of key %s: %w", key, err)
 		}
-		e.Value, e.UpdatedAt = json.RawMessage(value), fromNanos(at)
-		if err := json.Unmarshal(evidence, &e.Evidence); err != nil {
-			return nil, fmt.Errorf("decode evidence of key %s: %w", key, err)
+		if entry.Evidence == nil {
+			entry.Evidence = []string{}
 		}
-		if e.Evidence == nil {
-			e.Evidence = []string{}
-		}
-		p.Keys[key] = e
+		p.Keys[key] = entry
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return p, rows.Err()
+	return p, nil
+}
+
+// profileChanges is a change of a user's profile: its version bumped from
+// cur, keys written and keys deleted, sent with the profile's read back
+// in one round trip (send), whatever the number of keys.
+type profileChanges struct {
+	cur                             int64
+	now                             time.Time
+	keys, values, sources, evidence []string
+	ats                             []int64
+	remove                          []string
+}
+
+// put writes key with a value already compact (compactJSON).
+func (c *profileChanges) put(key string, value json.RawMessage, source string, evidence []string, at time.Time) error {
+	ev, err := json.Marshal(evidence)
+	if err != nil {
+		return fmt.Errorf("encode evidence of %s: %w", key, err)
+	}
+	c.keys = append(c.keys, key)
+	c.values = append(c.values, string(value))
+	c.sources = append(c.sources, source)
+	c.evidence = append(c.evidence, string(ev))
+	c.ats = append(c.ats, nanos(at))
+	return nil
+}
+
+func (c *profileChanges) delete(key string) { c.remove = append(c.remove, key) }
+
+// putProfileKeysSQL writes keys from arrays: key, value, source, evidence
+// (JSON text) and updated_at.
+const putProfileKeysSQL = `INSERT INTO profile_keys (tenant_id, user_id, key, value, source, evidence, updated_at)
+	SELECT $1, $2, key, value, source, evidence::jsonb, updated_at
+	FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[]) AS x(key, value, source, evidence, updated_at)
+	ON CONFLICT (tenant_id, user_id, key) DO UPDATE SET value = excluded.value, source = excluded.source,
+		evidence = excluded.evidence, updated_at = excluded.updated_at`
+
+// queue queues the changes' statements in b; read reads their answers.
+func (c *profileChanges) queue(b *pgx.Batch, s memento.Scope) {
+	b.Queue(`INSERT INTO profiles (tenant_id, user_id, version, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`,
+		s.Tenant, s.User, c.cur+1, nanos(c.now))
+	if len(c.keys) > 0 {
+		b.Queue(putProfileKeysSQL, s.Tenant, s.User, c.keys, c.values, c.sources, c.evidence, c.ats)
+	}
+	if len(c.remove) > 0 {
+		b.Queue(`DELETE FROM profile_keys WHERE tenant_id = $1 AND user_id = $2 AND key = ANY($3)`, s.Tenant, s.User, c.remove)
+	}
+}
+
+func (c *profileChanges) read(br pgx.BatchResults) error {
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("bump profile version: %w", err)
+	}
+	if len(c.keys) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("write keys %v: %w", c.keys, err)
+		}
+	}
+	if len(c.remove) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("delete keys %v: %w", c.remove, err)
+		}
+	}
+	return nil
+}
+
+// send applies the changes in tx and reads the profile back, in one round
+// trip.
+func (c *profileChanges) send(ctx context.Context, tx pgx.Tx, s memento.Scope) (*memento.Profile, error) {
+	b := &pgx.Batch{}
+	c.queue(b, s)
+	queueProfileRead(b, s)
+	br := tx.SendBatch(ctx, b)
+	err := c.read(br)
+	var p *memento.Profile
+	if err == nil {
+		p, err = readQueuedProfile(br, s)
+	}
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return p, err
 }
 
 // SaveLearned replaces the learned keys of the profile with keys, leaving
@@ -109,27 +213,32 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 	var out *memento.Profile
 	err = db.userTx(ctx, s, func(tx pgx.Tx) error {
 		// As on SQLite: a user forgotten while the keys were learned is
-		// not brought back.
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM users WHERE tenant_id = $1 AND id = $2`, s.Tenant, s.User).Scan(&n); err != nil {
-			return fmt.Errorf("look up user %s: %w", s.User, err)
+		// not brought back. The user and the profile are read in one
+		// round trip, the changes written and the profile read back in
+		// another.
+		b := &pgx.Batch{}
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2)`, s.Tenant, s.User)
+		queueProfileRead(b, s)
+		br := tx.SendBatch(ctx, b)
+		var exists bool
+		err := br.QueryRow().Scan(&exists)
+		if err != nil {
+			err = fmt.Errorf("look up user %s: %w", s.User, err)
 		}
-		if n == 0 {
-			return memento.Errorf(memento.ENOTFOUND, "user %q does not exist (forgotten since its profile was learned)", s.User)
+		var cur *memento.Profile
+		if err == nil {
+			cur, err = readQueuedProfile(br, s)
 		}
-		cur, err := readProfile(ctx, tx, s)
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
 		if err != nil {
 			return err
 		}
-		now := db.now()
-		changed := false
-		bump := func() error {
-			if changed {
-				return nil
-			}
-			changed = true
-			return bumpProfile(ctx, tx, s, cur.Version, now)
+		if !exists {
+			return memento.Errorf(memento.ENOTFOUND, "user %q does not exist (forgotten since its profile was learned)", s.User)
 		}
+		c := &profileChanges{cur: cur.Version, now: db.now()}
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			e := keys[k]
 			old, ok := cur.Keys[k]
@@ -143,10 +252,7 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 			if ok && bytes.Equal(compactJSON(old.Value), compactJSON(e.Value)) && slices.Equal(old.Evidence, evidence) {
 				continue
 			}
-			if err := bump(); err != nil {
-				return err
-			}
-			if err := putProfileKey(ctx, tx, s, k, e.Value, memento.ProfileLearned, evidence, now); err != nil {
+			if err := c.put(k, compactJSON(e.Value), memento.ProfileLearned, evidence, c.now); err != nil {
 				return err
 			}
 		}
@@ -154,18 +260,13 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 			if _, keep := keys[k]; keep || cur.Keys[k].Source != memento.ProfileLearned {
 				continue
 			}
-			if err := bump(); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM profile_keys WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, k); err != nil {
-				return fmt.Errorf("delete key %s: %w", k, err)
-			}
+			c.delete(k)
 		}
-		if !changed {
+		if len(c.keys) == 0 && len(c.remove) == 0 {
 			out = cur
 			return nil
 		}
-		out, err = readProfile(ctx, tx, s)
+		out, err = c.send(ctx, tx, s)
 		return err
 	})
 	if err != nil {
@@ -215,29 +316,23 @@ func (db *DB) UpdateProfile(ctx context.Context, s memento.Scope, u memento.Prof
 		if u.IfVersion != nil && *u.IfVersion != cur.Version {
 			return memento.Errorf(memento.ECONFLICT, "the profile of %s is at version %d, not %d: read it again and retry", s.User, cur.Version, *u.IfVersion)
 		}
-		now := db.now()
-		if err := bumpProfile(ctx, tx, s, cur.Version, now); err != nil {
-			return err
-		}
+		c := &profileChanges{cur: cur.Version, now: db.now()}
 		for _, k := range slices.Sorted(maps.Keys(u.Set)) {
-			if err := putProfileKey(ctx, tx, s, k, compactJSON(u.Set[k]), memento.ProfileUser, []string{}, now); err != nil {
+			if err := c.put(k, compactJSON(u.Set[k]), memento.ProfileUser, []string{}, c.now); err != nil {
 				return err
 			}
 		}
-		remove := slices.Clone(u.Delete)
+		for _, k := range u.Delete {
+			c.delete(k)
+		}
 		if u.Replace {
 			for k, e := range cur.Keys {
 				if _, set := u.Set[k]; !set && e.Source == memento.ProfileUser {
-					remove = append(remove, k)
+					c.delete(k)
 				}
 			}
 		}
-		for _, k := range remove {
-			if _, err := tx.Exec(ctx, `DELETE FROM profile_keys WHERE tenant_id = $1 AND user_id = $2 AND key = $3`, s.Tenant, s.User, k); err != nil {
-				return fmt.Errorf("delete key %s: %w", k, err)
-			}
-		}
-		out, err = readProfile(ctx, tx, s)
+		out, err = c.send(ctx, tx, s)
 		return err
 	})
 	if err != nil {
@@ -281,6 +376,7 @@ func (db *DB) RestoreProfile(ctx context.Context, s memento.Scope, p *memento.Pr
 			s.Tenant, s.User, p.Version, nanos(updated)); err != nil {
 			return fmt.Errorf("insert profile: %w", err)
 		}
+		c := &profileChanges{}
 		for _, k := range slices.Sorted(maps.Keys(p.Keys)) {
 			e := p.Keys[k]
 			at := e.UpdatedAt
@@ -291,40 +387,20 @@ func (db *DB) RestoreProfile(ctx context.Context, s memento.Scope, p *memento.Pr
 			if evidence == nil {
 				evidence = []string{}
 			}
-			if err := putProfileKey(ctx, tx, s, k, compactJSON(e.Value), e.Source, evidence, at); err != nil {
+			if err := c.put(k, compactJSON(e.Value), e.Source, evidence, at); err != nil {
 				return err
 			}
+		}
+		if len(c.keys) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, putProfileKeysSQL, s.Tenant, s.User, c.keys, c.values, c.sources, c.evidence, c.ats); err != nil {
+			return fmt.Errorf("write keys: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("restore profile of %s: %w", s.User, err)
-	}
-	return nil
-}
-
-func bumpProfile(ctx context.Context, tx pgx.Tx, s memento.Scope, cur int64, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO profiles (tenant_id, user_id, version, updated_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (tenant_id, user_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`,
-		s.Tenant, s.User, cur+1, nanos(now))
-	if err != nil {
-		return fmt.Errorf("bump profile version: %w", err)
-	}
-	return nil
-}
-
-func putProfileKey(ctx context.Context, tx pgx.Tx, s memento.Scope, key string, value json.RawMessage, source string, evidence []string, at time.Time) error {
-	ev, err := json.Marshal(evidence)
-	if err != nil {
-		return fmt.Errorf("encode evidence of %s: %w", key, err)
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO profile_keys (tenant_id, user_id, key, value, source, evidence, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (tenant_id, user_id, key) DO UPDATE SET value = excluded.value, source = excluded.source,
-			evidence = excluded.evidence, updated_at = excluded.updated_at`,
-		s.Tenant, s.User, key, string(compactJSON(value)), source, string(ev), nanos(at))
-	if err != nil {
-		return fmt.Errorf("write key %s: %w", key, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -313,6 +314,30 @@ func testProfile(t *testing.T, open Opener) {
 	}
 	if other, _ := ps.Profile(ctx, bob); other == nil || len(other.Keys) != 0 {
 		t.Errorf("another user's profile = %+v, want empty", other)
+	}
+	// A learned key the learners no longer give is deleted; the user's
+	// key stays.
+	p, err = ps.SaveLearned(ctx, ann, map[string]memento.ProfileEntry{"mood": {Value: json.RawMessage(`"dark"`), Evidence: []string{"e3"}}})
+	if err != nil || p.Version != 3 || len(p.Keys) != 2 || p.Keys["era"].Value != nil || string(p.Keys["mood"].Value) != `"dark"` ||
+		!slices.Equal(p.Keys["mood"].Evidence, []string{"e3"}) || p.Keys["platform"].Source != memento.ProfileUser {
+		t.Errorf("SaveLearned of another key = %+v, %v; want version 3 with platform (user's) and mood alone", p, err)
+	}
+	// Delete removes a key whoever set it; Replace every user-set key not
+	// set, but not the learned ones.
+	p, err = ps.UpdateProfile(ctx, ann, memento.ProfileUpdate{Set: map[string]json.RawMessage{"a": json.RawMessage(`1`), "b": json.RawMessage(`{ "x" : 2 }`)},
+		Delete: []string{"mood"}})
+	if err != nil || p.Version != 4 || len(p.Keys) != 3 || p.Keys["mood"].Value != nil || string(p.Keys["b"].Value) != `{"x":2}` {
+		t.Errorf("UpdateProfile setting a and b, deleting mood = %+v, %v; want version 4 with platform, a and b (compact)", p, err)
+	}
+	if _, err := ps.SaveLearned(ctx, ann, map[string]memento.ProfileEntry{"mood": {Value: json.RawMessage(`"light"`)}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err = ps.UpdateProfile(ctx, ann, memento.ProfileUpdate{Replace: true, Set: map[string]json.RawMessage{"a": json.RawMessage(`3`)}})
+	if err != nil || p.Version != 6 || len(p.Keys) != 2 || string(p.Keys["a"].Value) != `3` || p.Keys["mood"].Source != memento.ProfileLearned {
+		t.Errorf("UpdateProfile replacing with a = %+v, %v; want version 6 with a and the learned mood", p, err)
+	}
+	if again, err := ps.Profile(ctx, ann); err != nil || !reflect.DeepEqual(again, p) {
+		t.Errorf("Profile after the updates = %+v, %v; want what the last update answered, %+v", again, err, p)
 	}
 	// Keys learned for a user forgotten meanwhile do not bring them back.
 	ghost := memento.Scope{Tenant: ann.Tenant, User: "forgotten"}
