@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -74,29 +75,52 @@ func (db *DB) AddEvents(ctx context.Context, s memento.Scope, events []memento.E
 }
 
 // insertEvents stores events of a user that exists, and the jobs of each
-// new one, in tx. It returns how many were new.
+// new one, in tx: the events in one statement, whatever their number, in
+// their order. It returns how many were new.
 func (db *DB) insertEvents(ctx context.Context, tx pgx.Tx, s memento.Scope, events []memento.Event, jobsFor func(memento.Event) []memento.JobRequest) (int, error) {
-	inserted := 0
+	if len(events) == 0 {
+		return 0, db.insertJobs(ctx, tx, s, nil)
+	}
 	now := db.now()
-	var jobs []memento.JobRequest
-	for _, e := range events {
+	events = slices.Clone(events)
+	ids, types, titles := make([]string, len(events)), make([]string, len(events)), make([]string, len(events))
+	values, ats := make([]*float64, len(events)), make([]int64, len(events))
+	for i := range events {
+		e := &events[i]
 		if e.ID == "" {
 			e.ID = newID("evt_")
 		}
 		if e.At.IsZero() {
 			e.At = now
 		}
-		e.Tenant, e.User, e.At, e.CreatedAt = s.Tenant, s.User, e.At.UTC(), now
-		tag, err := tx.Exec(ctx, `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, user_id, id) DO NOTHING`,
-			e.Tenant, e.User, e.ID, string(e.Type), e.TitleID, e.Value, nanos(e.At), nanos(e.CreatedAt))
-		if err != nil {
-			return 0, fmt.Errorf("insert event %s: %w", e.ID, err)
-		}
-		if tag.RowsAffected() == 0 {
+		ids[i], types[i], titles[i], values[i], ats[i] = e.ID, string(e.Type), e.TitleID, e.Value, nanos(e.At)
+	}
+	// An id stored already, or given twice, is inserted once: its first
+	// event, as one statement an event would.
+	rows, err := tx.Query(ctx, `INSERT INTO events (tenant_id, user_id, id, type, title_id, value, at, created_at)
+		SELECT $1, $2, id, type, title_id, value, at, $8
+		FROM unnest($3::text[], $4::text[], $5::text[], $6::float8[], $7::bigint[]) WITH ORDINALITY AS x(id, type, title_id, value, at, n)
+		ORDER BY n
+		ON CONFLICT (tenant_id, user_id, id) DO NOTHING RETURNING id`,
+		s.Tenant, s.User, ids, types, titles, values, ats, nanos(now))
+	if err != nil {
+		return 0, fmt.Errorf("insert %d events: %w", len(events), err)
+	}
+	added, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("insert %d events: %w", len(events), err)
+	}
+	isNew := make(map[string]bool, len(added))
+	for _, id := range added {
+		isNew[id] = true
+	}
+	var jobs []memento.JobRequest
+	for _, e := range events {
+		if !isNew[e.ID] {
 			continue
 		}
-		inserted++
+		delete(isNew, e.ID) // the first of an id given twice
+		e.Tenant, e.User, e.At, e.CreatedAt = s.Tenant, s.User, e.At.UTC(), now
 		if jobsFor != nil {
 			jobs = append(jobs, jobsFor(e)...)
 		}
@@ -104,7 +128,7 @@ func (db *DB) insertEvents(ctx context.Context, tx pgx.Tx, s memento.Scope, even
 	if err := db.insertJobs(ctx, tx, s, jobs); err != nil {
 		return 0, err
 	}
-	return inserted, nil
+	return len(added), nil
 }
 
 // Events lists a user's events in the order they happened.

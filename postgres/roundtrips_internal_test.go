@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -174,5 +175,61 @@ func TestAppendRoundTrips(t *testing.T) {
 	}
 	if rows != 12 {
 		t.Errorf("%d jobs in the backlog, want 12", rows)
+	}
+}
+
+// TestEventsRoundTrips checks that events go to the server in one
+// statement however many there are, with their jobs in one round trip
+// after it, and that a profile is saved in two round trips however many
+// keys it writes and deletes (besides BEGIN with the user's lock and
+// COMMIT in both).
+func TestEventsRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	db := openInternal(t)
+	rt := countRoundTrips(t, db)
+	s := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	jobsFor := func(e memento.Event) []memento.JobRequest {
+		return []memento.JobRequest{{Kind: memento.JobProfile, Payload: memento.PreferenceEventJob{Tenant: s.Tenant, User: s.User, Event: e}, ByUser: true}}
+	}
+	n := 0
+	addN := func(k int) int64 {
+		t.Helper()
+		var events []memento.Event
+		for range k {
+			n++
+			events = append(events, memento.Event{ID: fmt.Sprintf("e%d", n), Type: memento.EventWatched, TitleID: fmt.Sprintf("wiki:T%d", n)})
+		}
+		before := rt.n.Load()
+		if added, err := db.AddEvents(ctx, s, events, jobsFor); err != nil || added != k {
+			t.Fatalf("AddEvents = %d, %v; want %d", added, err, k)
+		}
+		return rt.n.Load() - before
+	}
+	addN(1) // creates the user and enqueues the backlog's job
+	if one, ten := addN(1), addN(10); one != ten || ten > 5 {
+		t.Errorf("events 1 and 10 at once took %d and %d round trips, want the same, at most 5", one, ten)
+	}
+
+	keys := func(k int, value string) map[string]memento.ProfileEntry {
+		out := map[string]memento.ProfileEntry{}
+		for i := range k {
+			out[fmt.Sprintf("k%s%02d", value, i)] = memento.ProfileEntry{Value: json.RawMessage(value), Evidence: []string{"e1"}}
+		}
+		return out
+	}
+	save := func(keys map[string]memento.ProfileEntry) int64 {
+		t.Helper()
+		before := rt.n.Load()
+		if _, err := db.SaveLearned(ctx, s, keys); err != nil {
+			t.Fatal(err)
+		}
+		return rt.n.Load() - before
+	}
+	// One key written; then twelve written and that one deleted.
+	if one, many := save(keys(1, `1`)), save(keys(12, `2`)); one != 4 || many != 4 {
+		t.Errorf("profile saves of 1 and 12 keys took %d and %d round trips, want 4", one, many)
+	}
+	if none := save(keys(12, `2`)); none != 3 {
+		t.Errorf("a save that changes nothing took %d round trips, want 3", none)
 	}
 }

@@ -30,6 +30,9 @@ func testEvents(t *testing.T, open Opener) {
 	if jobs := jobsOf(t, st, memento.JobProfile); len(jobs) != 3 {
 		t.Errorf("%d profile jobs, want 3 (none for repeated events)", len(jobs))
 	}
+	if events[2].ID != "" || !events[2].At.IsZero() {
+		t.Errorf("AddEvents changed the caller's event: %+v", events[2])
+	}
 	got, err := st.Events(ctx, ann)
 	if err != nil {
 		t.Fatalf("Events: %v", err)
@@ -42,6 +45,19 @@ func testEvents(t *testing.T, open Opener) {
 	}
 	if got[2].ID == "" || got[2].At.IsZero() || got[2].CreatedAt.IsZero() || got[2].User != "ann" {
 		t.Errorf("an event without id and time = %+v, want both filled in", got[2])
+	}
+	// Within one call: a known id is skipped, and an id given twice is
+	// its first event.
+	mixed := []memento.Event{events[1], {ID: "e3", Type: memento.EventLiked, TitleID: "wiki:Up", At: t0.Add(2 * time.Hour)},
+		{ID: "e3", Type: memento.EventLiked, TitleID: "wiki:Cars", At: t0.Add(2 * time.Hour)}, {ID: "e4", Type: memento.EventWatched, TitleID: "wiki:Up", At: t0.Add(3 * time.Hour)}}
+	if n, err := st.AddEvents(ctx, ann, mixed, perEvent); err != nil || n != 2 {
+		t.Errorf("AddEvents of a known id, an id twice and a new one = %d, %v; want 2 inserted", n, err)
+	}
+	if jobs := jobsOf(t, st, memento.JobProfile); len(jobs) != 5 {
+		t.Errorf("%d profile jobs, want 5 (one for each of e3 and e4)", len(jobs))
+	}
+	if all, err := st.Events(ctx, ann); err != nil || len(all) != 5 || all[2].ID != "e3" || all[2].TitleID != "wiki:Up" || all[3].ID != "e4" {
+		t.Errorf("Events = %+v, %v; want e3 (its first event, wiki:Up) and e4 after e1 and e2", all, err)
 	}
 	for _, bad := range []memento.Event{
 		{Type: "teleported", TitleID: "x"},
