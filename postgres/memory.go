@@ -850,9 +850,8 @@ func (p *batchPlan) send(ctx context.Context, tx pgx.Tx) error {
 	if len(p.checkpoints) > 0 {
 		b.Queue(`DELETE FROM graph_checkpoints WHERE tenant_id = $1 AND user_id = $2 AND key = ANY($3)`, s.Tenant, s.User, p.checkpoints)
 	}
-	br := tx.SendBatch(ctx, b)
 	// The first error answers: the statements after it fail with it.
-	err := func() error {
+	return sendBatch(ctx, tx, b, func(br pgx.BatchResults) error {
 		if len(p.closes) > 0 {
 			if err := p.readCloses(br); err != nil {
 				return err
@@ -878,11 +877,7 @@ func (p *batchPlan) send(ctx context.Context, tx pgx.Tx) error {
 			}
 		}
 		return nil
-	}()
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	return err
+	})
 }
 
 // readCloses reads which memories the closes closed: one that was no

@@ -36,12 +36,11 @@ func (db *DB) EnsureUser(ctx context.Context, s memento.Scope) (*memento.User, e
 func (db *DB) ensureUser(ctx context.Context, tx pgx.Tx, s memento.Scope) (*memento.User, error) {
 	b := &pgx.Batch{}
 	queueEnsureUser(b, s, nanos(db.now()))
-	br := tx.SendBatch(ctx, b)
-	created, err := readEnsureUser(br)
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
+	var created int64
+	if err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) (err error) {
+		created, err = readEnsureUser(br)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	return &memento.User{Tenant: s.Tenant, ID: s.User, CreatedAt: fromNanos(created)}, nil

@@ -446,6 +446,17 @@ func beginUser(key string, job bool) string {
 	return lock
 }
 
+// sendBatch sends b in tx, one round trip, and reads its answers with
+// read; the first error answers, the batch's own included.
+func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, read func(pgx.BatchResults) error) error {
+	br := tx.SendBatch(ctx, b)
+	err := read(br)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
+}
+
 // now returns the clock's time in UTC.
 func (db *DB) now() time.Time { return db.clock.Now().UTC() }
 

@@ -58,11 +58,11 @@ func (db *DB) Profile(ctx context.Context, s memento.Scope) (*memento.Profile, e
 func readProfile(ctx context.Context, tx pgx.Tx, s memento.Scope) (*memento.Profile, error) {
 	b := &pgx.Batch{}
 	queueProfileRead(b, s)
-	br := tx.SendBatch(ctx, b)
-	p, err := readQueuedProfile(br, s)
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+	var p *memento.Profile
+	err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) (err error) {
+		p, err = readQueuedProfile(br, s)
+		return err
+	})
 	return p, err
 }
 
@@ -182,15 +182,14 @@ func (c *profileChanges) send(ctx context.Context, tx pgx.Tx, s memento.Scope) (
 	b := &pgx.Batch{}
 	c.queue(b, s)
 	queueProfileRead(b, s)
-	br := tx.SendBatch(ctx, b)
-	err := c.read(br)
 	var p *memento.Profile
-	if err == nil {
+	err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) (err error) {
+		if err := c.read(br); err != nil {
+			return err
+		}
 		p, err = readQueuedProfile(br, s)
-	}
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+		return err
+	})
 	return p, err
 }
 
@@ -219,20 +218,15 @@ func (db *DB) SaveLearned(ctx context.Context, s memento.Scope, keys map[string]
 		b := &pgx.Batch{}
 		b.Queue(`SELECT EXISTS (SELECT 1 FROM users WHERE tenant_id = $1 AND id = $2)`, s.Tenant, s.User)
 		queueProfileRead(b, s)
-		br := tx.SendBatch(ctx, b)
 		var exists bool
-		err := br.QueryRow().Scan(&exists)
-		if err != nil {
-			err = fmt.Errorf("look up user %s: %w", s.User, err)
-		}
 		var cur *memento.Profile
-		if err == nil {
+		if err := sendBatch(ctx, tx, b, func(br pgx.BatchResults) (err error) {
+			if err := br.QueryRow().Scan(&exists); err != nil {
+				return fmt.Errorf("look up user %s: %w", s.User, err)
+			}
 			cur, err = readQueuedProfile(br, s)
-		}
-		if cerr := br.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
+			return err
+		}); err != nil {
 			return err
 		}
 		if !exists {

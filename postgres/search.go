@@ -96,15 +96,12 @@ func sendCounted(ctx context.Context, tx pgx.Tx, counts *searchCounts, queue fun
 	b := &pgx.Batch{}
 	queue(b)
 	counts.queue(b)
-	res := tx.SendBatch(ctx, b)
-	err := read(res)
-	if err == nil {
-		err = counts.read(res)
-	}
-	if cerr := res.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	return err
+	return sendBatch(ctx, tx, b, func(res pgx.BatchResults) error {
+		if err := read(res); err != nil {
+			return err
+		}
+		return counts.read(res)
+	})
 }
 
 // searchCounts adds up what a writer's inserts into one index (kind:
