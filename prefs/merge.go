@@ -65,11 +65,13 @@ func EvidenceOf(concepts []memento.Concept, vectors [][]float32, at time.Time) [
 func (c Config) Merge(current []memento.Preference, source, embedder string, evidence []Evidence) memento.PreferenceChanges {
 	c = c.withDefaults()
 	var changes memento.PreferenceChanges
+	// work points into current until evidence changes a memory, which is
+	// then copied (with its sources) and changed in the copy: current is
+	// left as it was, and a merge that changes few of many memories
+	// copies only those.
 	work := make([]*memento.Preference, len(current))
 	for i := range current {
-		p := current[i]
-		p.Sources = slices.Clone(p.Sources)
-		work[i] = &p
+		work[i] = &current[i]
 	}
 	inserted := map[*memento.Preference]bool{}
 	touched := map[*memento.Preference]bool{}
@@ -86,8 +88,8 @@ func (c Config) Merge(current []memento.Preference, source, embedder string, evi
 			sign = -1
 		}
 		strength := math.Min(ev.Strength, 1)
-		best, bestSim := (*memento.Preference)(nil), -2.0
-		for _, p := range work {
+		best, bestSim, at := (*memento.Preference)(nil), -2.0, -1
+		for i, p := range work {
 			if p.Kind != kind || len(p.Vector) != len(ev.Vector) {
 				continue
 			}
@@ -96,7 +98,7 @@ func (c Config) Merge(current []memento.Preference, source, embedder string, evi
 				sim = 1
 			}
 			if sim > bestSim {
-				best, bestSim = p, sim
+				best, bestSim, at = p, sim, i
 			}
 		}
 		if best == nil || bestSim < c.MergeThreshold {
@@ -112,6 +114,10 @@ func (c Config) Merge(current []memento.Preference, source, embedder string, evi
 		if touched[best] {
 			continue // one piece of evidence per memory and source
 		}
+		// Untouched, so still current's: changed in a copy from here on.
+		own := *best
+		own.Sources = slices.Clone(best.Sources)
+		best, work[at] = &own, &own
 		touched[best] = true
 		c.reinforce(best, sign, strength, ev.At, source)
 	}

@@ -2,6 +2,7 @@ package prefs
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -177,10 +178,22 @@ func TestMerge(t *testing.T) {
 }
 
 func TestMergeDoesNotModifyCurrent(t *testing.T) {
-	cur := []memento.Preference{stored("p1", "heist", 0.7, 0, t0)}
-	Config{}.Merge(cur, "m1", "e", []Evidence{ev("heist", 1, 1, 0, t0.Add(time.Hour))})
-	if cur[0].Weight != 0.7 || cur[0].Evidence != 1 || len(cur[0].Sources) != 1 || !cur[0].LastSeen.Equal(t0) {
-		t.Errorf("Merge modified its input: %+v", cur[0])
+	cur := []memento.Preference{stored("p1", "heist", 0.7, 0, t0), stored("p2", "westerns", -0.4, 90, t0)}
+	// Room after the sources: an append to them in place would write
+	// into current's array.
+	cur[0].Sources = append(make([]string, 0, 4), "old")
+	want := slices.Clone(cur)
+	got := Config{}.Merge(cur, "m1", "e", []Evidence{ev("heist", 1, 1, 0, t0.Add(time.Hour)), ev("heist", 1, 1, 1, t0.Add(time.Hour)),
+		ev("thrillers", 1, 1, 45, t0)})
+	if diff := cmp.Diff(want, cur); diff != "" {
+		t.Errorf("Merge modified its input (-before +after):\n%s", diff)
+	}
+	if spare := cur[0].Sources[:2]; spare[1] != "" {
+		t.Errorf("Merge wrote %q past the input's sources", spare[1])
+	}
+	if len(got.Update) != 1 || got.Update[0].ID != "p1" || got.Update[0].Evidence != 2 || !slices.Equal(got.Update[0].Sources, []string{"old", "m1"}) ||
+		len(got.Insert) != 1 || got.Insert[0].Concept != "thrillers" {
+		t.Errorf("Merge = %+v, want p1 reinforced once and thrillers inserted", got)
 	}
 }
 
