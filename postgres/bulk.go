@@ -18,7 +18,8 @@ import (
 // unique, messages must carry their thread and sequence number, and
 // nothing is validated, deduplicated or enqueued. Rows are the rows the
 // service methods write, keyword index and change log included (the
-// triggers run), so everything reads them back as usual; a recall index
+// triggers run, and a message logs itself as an append's does), so
+// everything reads them back as usual; a recall index
 // that finds more than a few thousand changes of a user reads the user
 // again in full.
 //
@@ -186,7 +187,8 @@ func (b *Bulk) Message(s memento.Scope, m memento.Message, vector []float32, emb
 	return b.queue(`WITH m AS (
 			INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence, periods)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $14, $15) RETURNING pk),
-		d AS (INSERT INTO message_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $10 FROM m)`+vec+`
+		d AS (INSERT INTO message_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $10 FROM m),
+		r AS (INSERT INTO recall_changes (tenant_id, user_id, kind, pk) SELECT $1, $2, 'message', pk FROM m)`+vec+`
 		INSERT INTO message_terms (pk, tenant_id, user_id, term, freq, len)
 		SELECT m.pk, $1, $2, x.t, x.f, $10 FROM m, unnest($11::text[], $12::float8[]) AS x(t, f)`, args...)
 }

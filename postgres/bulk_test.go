@@ -20,7 +20,13 @@ func TestBulkRowsReadBack(t *testing.T) {
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
 	s := memento.Scope{User: "ann"}
 	texts := []string{"I love heist films", "and westerns too", "my sister hates horror"}
-	err := bulk.Bulk(ctx, func(b *postgres.Bulk) error {
+	// The change log's head before the load: a warm recall index of the
+	// user reads what the load wrote as changes after it.
+	before, err := bulk.RecallDocs(ctx, s, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bulk.Bulk(ctx, func(b *postgres.Bulk) error {
 		if err := b.User(s); err != nil {
 			return err
 		}
@@ -29,7 +35,13 @@ func TestBulkRowsReadBack(t *testing.T) {
 		}
 		for i, text := range texts {
 			m := memento.Message{ID: fmt.Sprintf("m%d", i), Thread: "t1", Seq: int64(i + 1), Role: memento.RoleUser, Text: text, At: t0.Add(time.Duration(i) * time.Minute)}
-			if err := b.Message(s, m, []float32{float32(i), 1}, "e"); err != nil {
+			// The last message without a vector: it is logged for recall
+			// by its own insert, not by its vector's.
+			var vector []float32
+			if i < len(texts)-1 {
+				vector = []float32{float32(i), 1}
+			}
+			if err := b.Message(s, m, vector, "e"); err != nil {
 				return err
 			}
 			if err := b.Run(s, memento.MemoryRun{Message: m.ID, Thread: "t1", Outcome: memento.RunStored, FinishedAt: m.At}); err != nil {
@@ -122,6 +134,17 @@ func TestBulkRowsReadBack(t *testing.T) {
 	docs, err := bulk.RecallDocs(ctx, s, -1)
 	if err != nil || len(docs.Docs) != 5 {
 		t.Errorf("bulk recall docs = %d, %v; want 2 current memories and 3 messages", len(docs.Docs), err)
+	}
+	changed, err := bulk.RecallDocs(ctx, s, before.Through)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, d := range changed.Docs {
+		kinds[d.Candidate.Kind]++
+	}
+	if changed.Full || kinds[memento.RecallMessage] != 3 || kinds[memento.RecallAttribute] != 2 || kinds[memento.RecallEpisode] != 1 {
+		t.Errorf("recall changes after the load: full %v, %v; want 3 messages, 2 attributes (one closed) and 1 episode as changes", changed.Full, kinds)
 	}
 	if err := bulk.Bulk(ctx, func(b *postgres.Bulk) error {
 		if err := b.User(s); err != nil {

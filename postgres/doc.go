@@ -38,7 +38,8 @@
 // A write's statements go to the server in as few round trips as what
 // they read allows (pgx.Batch), each a wake-up of the writer's goroutine
 // that may wait for a processor under load: an append in four (BEGIN with
-// the lock, the thread's head and the ids already stored, the messages
+// the lock, one statement making the tenant, user and thread exist and
+// reading the thread's head, with the ids already stored, the messages
 // with their keyword index, the thread's new head and their jobs in the
 // user's backlog, COMMIT), a batch of a user's memory writes in three
 // besides BEGIN and COMMIT whatever its number of messages (the messages
@@ -92,12 +93,14 @@
 //
 // # Recall change log
 //
-// See recall.go: triggers log every change of a memory or message; one
+// See recall.go: every change of a memory or message is logged; one
 // user's changes are numbered in commit order thanks to the user lock, so
 // a warm index on any process reads every change of another process the
 // next time it asks (RecallDocs), with no further delay. The triggers on
 // memories and vectors run once a statement over its rows (migration
-// 0018), those on messages once a row.
+// 0018), those on messages once an updated or deleted row; a message
+// inserted is logged by the statement that inserts it, an append's or
+// Bulk's (migration 0019).
 //
 // # A batch of memory writes
 //

@@ -65,6 +65,20 @@ func readEnsureUser(br pgx.BatchResults) (int64, error) {
 	return created, nil
 }
 
+// openThreadSQL makes the tenant, the user and the thread exist and
+// returns the thread's newest sequence number, its row locked: one
+// statement where it took four. What a statement's parts insert, its
+// other parts do not see (they share a snapshot), so the number is the
+// new thread's (0) when the thread is inserted, and read FOR UPDATE
+// otherwise; the foreign keys are checked at the statement's end, when
+// the tenant and the user it inserted are there.
+const openThreadSQL = `WITH t AS (INSERT INTO tenants (id, created_at) VALUES ($1, $4) ON CONFLICT DO NOTHING),
+	u AS (INSERT INTO users (tenant_id, id, created_at) VALUES ($1, $2, $4) ON CONFLICT DO NOTHING),
+	n AS (INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context)
+		VALUES ($1, $2, $3, $4, $4, $5) ON CONFLICT DO NOTHING RETURNING last_seq)
+	SELECT coalesce((SELECT last_seq FROM n),
+		(SELECT last_seq FROM threads WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE))`
+
 const insertTenantSQL = `INSERT INTO tenants (id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`
 
 // insertUserSQL inserts a user unless it exists and returns its creation
@@ -268,23 +282,19 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 		}
 	}
 	b := &pgx.Batch{}
-	b.Queue(insertTenantSQL, s.Tenant, nanos(now))
-	b.Queue(`INSERT INTO users (tenant_id, id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, s.Tenant, s.User, nanos(now))
-	b.Queue(`INSERT INTO threads (tenant_id, user_id, id, created_at, updated_at, context)
-		VALUES ($1, $2, $3, $4, $4, $5) ON CONFLICT DO NOTHING`, s.Tenant, s.User, thread, nanos(now), emptyContextJSON)
-	b.Queue(`SELECT last_seq FROM threads WHERE tenant_id = $1 AND user_id = $2 AND id = $3 FOR UPDATE`, s.Tenant, s.User, thread)
-	b.Queue(`SELECT `+messageColumns+` FROM messages WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3)`, s.Tenant, s.User, ids)
+	b.Queue(openThreadSQL, s.Tenant, s.User, thread, nanos(now), emptyContextJSON)
+	if len(ids) > 0 {
+		b.Queue(`SELECT `+messageColumns+` FROM messages WHERE tenant_id = $1 AND user_id = $2 AND id = ANY($3)`, s.Tenant, s.User, ids)
+	}
 	res := tx.SendBatch(ctx, b)
 	var seq int64
 	existing := map[string]memento.Message{}
 	err := func() error {
-		for _, what := range []string{"insert tenant", "insert user", "insert thread"} {
-			if _, err := res.Exec(); err != nil {
-				return fmt.Errorf("%s: %w", what, err)
-			}
-		}
 		if err := res.QueryRow().Scan(&seq); err != nil {
-			return fmt.Errorf("read thread: %w", err)
+			return fmt.Errorf("open thread: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil
 		}
 		rows, err := res.Query()
 		if err != nil {
@@ -346,7 +356,8 @@ func (db *DB) insertMessages(ctx context.Context, tx pgx.Tx, s memento.Scope, th
 		ins.Queue(`WITH m AS (
 				INSERT INTO messages (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, emotion, emotion_confidence, periods)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $14, $15) RETURNING pk),
-			d AS (INSERT INTO message_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $10 FROM m)
+			d AS (INSERT INTO message_search (pk, tenant_id, user_id, len) SELECT pk, $1, $2, $10 FROM m),
+			r AS (INSERT INTO recall_changes (tenant_id, user_id, kind, pk) SELECT $1, $2, 'message', pk FROM m)
 			INSERT INTO message_terms (pk, tenant_id, user_id, term, freq, len)
 			SELECT m.pk, $1, $2, x.t, x.f, $10 FROM m, unnest($11::text[], $12::float8[]) AS x(t, f)`,
 			m.Tenant, m.User, m.Thread, m.ID, m.Seq, string(m.Role), m.Text, nanos(m.At), nanos(m.CreatedAt), n, terms, freqs, label, confidence,

@@ -12,7 +12,8 @@ import (
 
 // The recall change log. Triggers append the key of every changed memory
 // and message to recall_changes (migration 0001), in the transaction of
-// the change. A transaction's seq numbers are drawn when its rows are
+// the change; a message inserted is logged by the statement inserting it
+// (migration 0019). A transaction's seq numbers are drawn when its rows are
 // written, not when it commits, so across users the log's order is not
 // the order of commits; but every write of one user holds that user's
 // advisory lock from its first statement to its commit (userTx), so one
