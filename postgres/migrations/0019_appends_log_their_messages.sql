@@ -12,7 +12,8 @@ CREATE TRIGGER recall_messages AFTER UPDATE OR DELETE ON messages
 
 -- search_count did its work through two more functions, each its own
 -- plpgsql call, and each looked up the transaction's shard and its mode
--- again; it now does both counts itself, with one look-up of each.
+-- again; it now does both counts itself, with one look-up of each, and
+-- the two are dropped (nothing else calls them).
 CREATE OR REPLACE FUNCTION search_count(k TEXT, terms TEXT[], ns BIGINT[], docs BIGINT, tokens BIGINT) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     s integer;
@@ -39,3 +40,6 @@ BEGIN
         WHERE st.kind = k AND st.shard = s;
     END IF;
 END $$;
+
+DROP FUNCTION search_terms_count(TEXT, TEXT[], BIGINT[]);
+DROP FUNCTION search_docs_count(TEXT, BIGINT, BIGINT);
