@@ -31,6 +31,13 @@ func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
+// during returns the round trips fn made.
+func (r *roundTrips) during(fn func()) int64 {
+	before := r.n.Load()
+	fn()
+	return r.n.Load() - before
+}
+
 // countRoundTrips gives db a pool whose connections count their round
 // trips.
 func countRoundTrips(t *testing.T, db *DB) *roundTrips {
@@ -88,17 +95,17 @@ func TestBatchRoundTrips(t *testing.T) {
 	}
 	memories := func(ws []memento.MemoryWrite) int64 {
 		t.Helper()
-		before := rt.n.Load()
-		written, err := db.WriteMemoryBatch(ctx, s, ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, ok := range written {
-			if !ok {
-				t.Fatalf("write %d of %d not written", i, len(ws))
+		return rt.during(func() {
+			written, err := db.WriteMemoryBatch(ctx, s, ws)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		return rt.n.Load() - before
+			for i, ok := range written {
+				if !ok {
+					t.Fatalf("write %d of %d not written", i, len(ws))
+				}
+			}
+		})
 	}
 	few, many := memories(writes(0, 3)), memories(writes(3, 18))
 	if few != many || many > 5 {
@@ -125,11 +132,11 @@ func TestBatchRoundTrips(t *testing.T) {
 	}
 	prefs := func(ws []memento.PreferenceWrite) int64 {
 		t.Helper()
-		before := rt.n.Load()
-		if _, err := db.WritePreferenceBatch(ctx, s, ws); err != nil {
-			t.Fatal(err)
-		}
-		return rt.n.Load() - before
+		return rt.during(func() {
+			if _, err := db.WritePreferenceBatch(ctx, s, ws); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	prefs(prefWrites(2)) // the first change asks for a clustering
 	few, many = prefs(prefWrites(3)), prefs(prefWrites(15))
@@ -158,12 +165,12 @@ func TestAppendRoundTrips(t *testing.T) {
 			n++
 			msgs = append(msgs, memento.Message{ID: fmt.Sprintf("m%d", n), Role: memento.RoleUser, Text: fmt.Sprintf("message %d", n)})
 		}
-		before := rt.n.Load()
-		res, err := db.AppendMessages(ctx, s, "t1", msgs, jobsFor)
-		if err != nil || res.Inserted != k {
-			t.Fatalf("AppendMessages = %+v, %v", res, err)
-		}
-		return rt.n.Load() - before
+		return rt.during(func() {
+			res, err := db.AppendMessages(ctx, s, "t1", msgs, jobsFor)
+			if err != nil || res.Inserted != k {
+				t.Fatalf("AppendMessages = %+v, %v", res, err)
+			}
+		})
 	}
 	appendN(1) // enqueues the backlog's job
 	if one, ten := appendN(1), appendN(10); one != 4 || ten != 4 {
@@ -199,11 +206,11 @@ func TestEventsRoundTrips(t *testing.T) {
 			n++
 			events = append(events, memento.Event{ID: fmt.Sprintf("e%d", n), Type: memento.EventWatched, TitleID: fmt.Sprintf("wiki:T%d", n)})
 		}
-		before := rt.n.Load()
-		if added, err := db.AddEvents(ctx, s, events, jobsFor); err != nil || added != k {
-			t.Fatalf("AddEvents = %d, %v; want %d", added, err, k)
-		}
-		return rt.n.Load() - before
+		return rt.during(func() {
+			if added, err := db.AddEvents(ctx, s, events, jobsFor); err != nil || added != k {
+				t.Fatalf("AddEvents = %d, %v; want %d", added, err, k)
+			}
+		})
 	}
 	addN(1) // creates the user and enqueues the backlog's job
 	if one, ten := addN(1), addN(10); one != ten || ten > 5 {
@@ -219,11 +226,11 @@ func TestEventsRoundTrips(t *testing.T) {
 	}
 	save := func(keys map[string]memento.ProfileEntry) int64 {
 		t.Helper()
-		before := rt.n.Load()
-		if _, err := db.SaveLearned(ctx, s, keys); err != nil {
-			t.Fatal(err)
-		}
-		return rt.n.Load() - before
+		return rt.during(func() {
+			if _, err := db.SaveLearned(ctx, s, keys); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	// One key written; then twelve written and that one deleted.
 	if one, many := save(keys(1, `1`)), save(keys(12, `2`)); one != 4 || many != 4 {
