@@ -51,6 +51,10 @@ type Config struct {
 	// their own beside the store instead of from its one writer
 	// (sqlite.Options.Intake).
 	Intake bool
+	// IntakePath puts that file elsewhere (a file or a directory), on a
+	// device whose syncs do not wait for the store's, and turns the
+	// intake on (sqlite.Options.IntakePath).
+	IntakePath string
 
 	LLM   LLMConfig
 	Embed EmbedConfig
@@ -165,6 +169,7 @@ func (c *Config) EnvSettings() []EnvSetting {
 		{Name: "MEMENTO_TURN_SLOTS", Num: &c.TurnSlots},
 		{Name: "MEMENTO_EMOTION", Str: &c.Emotion},
 		{Name: "MEMENTO_INTAKE", Bool: &c.Intake},
+		{Name: "MEMENTO_INTAKE_PATH", Str: &c.IntakePath},
 	}
 }
 
@@ -227,6 +232,9 @@ func (c *Config) Validate() error {
 	c.Resolve()
 	if err := CheckStoreURL(c.DB); err != nil {
 		return err
+	}
+	if c.IntakePath != "" && StoreKind(c.DB) != KindSQLite {
+		return memento.Errorf(memento.EINVALID, "--intake-path (MEMENTO_INTAKE_PATH) applies to an SQLite store; --db names a PostgreSQL one")
 	}
 	if strings.TrimSpace(c.Tenant) == "" {
 		return memento.Errorf(memento.EINVALID, "--tenant (MEMENTO_TENANT) must not be empty")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -201,5 +202,36 @@ func TestEmbedCacheSetting(t *testing.T) {
 	c.Embed.Cache = "always"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "MEMENTO_EMBED_CACHE") {
 		t.Errorf("Validate with cache %q = %v, want an error naming MEMENTO_EMBED_CACHE", c.Embed.Cache, err)
+	}
+}
+
+// TestIntakePathSetting reads MEMENTO_INTAKE_PATH, which opens an SQLite
+// store with its intake there, and refuses it for PostgreSQL.
+func TestIntakePathSetting(t *testing.T) {
+	dir, fast := t.TempDir(), t.TempDir()
+	c := DefaultConfig()
+	c.DB = dir + "/m.db"
+	if err := ApplyEnv(c.EnvSettings(), func(k string) string {
+		if k == "MEMENTO_INTAKE_PATH" {
+			return fast
+		}
+		return ""
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStore(context.Background(), c.DB, StoreOptions{IntakePath: c.IntakePath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := os.Stat(fast + "/m.db-intake"); err != nil {
+		t.Errorf("the intake in MEMENTO_INTAKE_PATH: %v", err)
+	}
+	c.DB = "postgres://postgres@127.0.0.1:5432/test"
+	if err := c.Validate(); memento.ErrorCode(err) != memento.EINVALID || !strings.Contains(memento.ErrorMessage(err), "MEMENTO_INTAKE_PATH") {
+		t.Errorf("an intake path for PostgreSQL: got %v, want EINVALID naming the variable", err)
 	}
 }

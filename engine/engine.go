@@ -74,7 +74,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	st, err := OpenStore(ctx, cfg.DB, StoreOptions{Workers: cfg.Workers, Logger: log, Intake: cfg.Intake})
+	st, err := OpenStore(ctx, cfg.DB, StoreOptions{Workers: cfg.Workers, Logger: log, Intake: cfg.Intake, IntakePath: cfg.IntakePath})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", RedactURL(cfg.DB), err)
 	}

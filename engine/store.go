@@ -158,8 +158,10 @@ type StoreOptions struct {
 	// Workers is how many background jobs the store's queue runs at once.
 	Workers int
 	Logger  *slog.Logger
-	// Intake is sqlite.Options.Intake for an SQLite store.
-	Intake bool
+	// Intake and IntakePath are sqlite.Options.Intake and .IntakePath for
+	// an SQLite store.
+	Intake     bool
+	IntakePath string
 }
 
 // OpenStore opens (and migrates) the store dsn names: PostgreSQL for a
@@ -172,7 +174,7 @@ func OpenStore(ctx context.Context, dsn string, opts StoreOptions) (Store, error
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if StoreKind(dsn) == KindSQLite {
-		db, err := sqlite.Open(ctx, dsn, sqlite.Options{Logger: opts.Logger, Workers: opts.Workers, Intake: opts.Intake})
+		db, err := sqlite.Open(ctx, dsn, sqlite.Options{Logger: opts.Logger, Workers: opts.Workers, Intake: opts.Intake, IntakePath: opts.IntakePath})
 		if err != nil {
 			return nil, err
 		}

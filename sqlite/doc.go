@@ -44,6 +44,15 @@
 // percentile at 500 appends a second by two thirds but doubled the time
 // until the messages' memories exist (docs/BENCHMARKS.md).
 //
+// What an acknowledgement from the intake still waits for is the sync of
+// the intake's log, and on the store's disk that sync also waits for what
+// the store wrote to the disk's cache. Options.IntakePath puts the intake
+// on another device (one of its own, or one whose cache survives a power
+// loss); the store records the place beside itself, so that any later
+// start finds what the intake holds, and a start given another place
+// first moves the recorded intake's messages to the store
+// (intakeplace.go).
+//
 // The queue is River (github.com/riverqueue/river) with its SQLite driver.
 // Jobs can be enqueued whether or not the queue runs (an insert-only River
 // client exists from Open on), so a CLI that only writes leaves its jobs in

@@ -149,7 +149,8 @@ type intake struct {
 	forgetDone chan struct{}
 }
 
-// openIntake opens (creating) the intake file of the store at db.path.
+// openIntake opens (creating) the store's intake file at the place r
+// records, stamped with r's token if it has one (intakeplace.go).
 // One process at a time moves its rows to the store: the one that holds
 // the lock on a file beside it (flock(2)). It starts the mover, which
 // first writes to the store what a previous process left. Another process
@@ -157,13 +158,13 @@ type intake struct {
 // progress from the file and takes the intake over once the owner has
 // stopped (contend); where no lock can be had at all (a platform without
 // flock), there is no intake and appends go to the store.
-func openIntake(ctx context.Context, db *DB) (*intake, error) {
+func openIntake(ctx context.Context, db *DB, r intakeRecord) (*intake, error) {
 	owner, err := lockProcess(db.path + "-intake.lock")
 	if err != nil && probeProcess(db.path+"-intake.lock") == lockUnknown {
 		db.logger.Info("intake: no lock to decide which process moves it; appends go to the store directly", "err", err)
 		return nil, nil
 	}
-	in := &intake{db: db, path: db.path + "-intake", levels: newSyncLevels(db.opts.Synchronous, false),
+	in := &intake{db: db, path: r.path, levels: newSyncLevels(db.opts.Synchronous, false),
 		movedCh: make(chan struct{}),
 		wake:    make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{}),
 		forgetWake: make(chan struct{}, 1), forgetStop: make(chan struct{}), forgetDone: make(chan struct{}),
@@ -181,6 +182,11 @@ func openIntake(ctx context.Context, db *DB) (*intake, error) {
 	in.write.SetConnMaxIdleTime(0)
 	if _, err := in.write.ExecContext(ctx, intakeSchema); err != nil {
 		return fail(err)
+	}
+	if r.token != "" {
+		if err := in.stamp(ctx, r.token); err != nil {
+			return fail(err)
+		}
 	}
 	if in.read, err = openCached(in.dsn(false), &db.kept); err != nil {
 		return fail(err)
@@ -276,16 +282,33 @@ func (in *intake) owns() bool { return in.owner.Load() != nil }
 // acknowledged. A file that is not there, or an intake another process
 // moves, needs nothing.
 func (db *DB) drainIntake(ctx context.Context) error {
-	if _, err := os.Stat(db.path + "-intake"); errors.Is(err, os.ErrNotExist) {
-		return nil
+	r, err := db.recordedIntake()
+	if err != nil {
+		return err
 	}
-	in, err := openIntake(ctx, db)
+	_, err = db.drainIntakeAt(ctx, r)
+	return err
+}
+
+// drainIntakeAt moves to the store what the intake r records holds, if
+// this process can move it (owns: false when another process does).
+func (db *DB) drainIntakeAt(ctx context.Context, r intakeRecord) (owns bool, err error) {
+	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	}
+	in, err := openIntake(ctx, db, r)
 	if err != nil || in == nil || !in.owns() {
 		if in != nil {
 			in.close()
 		}
-		return err
+		return false, err
 	}
+	return true, in.drain(ctx)
+}
+
+// drain moves what the intake holds to the store, and closes it.
+func (in *intake) drain(ctx context.Context) error {
+	db := in.db
 	defer in.close()
 	left, err := in.lag(ctx)
 	if err != nil {
@@ -298,6 +321,27 @@ func (db *DB) drainIntake(ctx context.Context) error {
 		return fmt.Errorf("move the %d messages left in the intake %s: %w", left.Waiting, in.path, err)
 	}
 	db.logger.Info("intake: moved the messages an earlier run left in it", "messages", left.Waiting, "path", in.path)
+	return nil
+}
+
+// stamp marks the intake as the store's whose token is token, unless it
+// is marked already; an intake marked with another token is refused.
+func (in *intake) stamp(ctx context.Context, token string) error {
+	if _, err := in.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS intake_store (
+			id INTEGER PRIMARY KEY CHECK (id = 1),
+			token TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("stamp the intake with its store: %w", err)
+	}
+	if _, err := in.write.ExecContext(ctx, `INSERT INTO intake_store (id, token) VALUES (1, ?) ON CONFLICT DO NOTHING`, token); err != nil {
+		return fmt.Errorf("stamp the intake with its store: %w", err)
+	}
+	var got string
+	if err := in.write.QueryRowContext(ctx, `SELECT token FROM intake_store`).Scan(&got); err != nil {
+		return fmt.Errorf("read the intake's store: %w", err)
+	}
+	if got != token {
+		return memento.Errorf(memento.ECONFLICT, "the intake file %s belongs to another store; give this store a place of its own", in.path)
+	}
 	return nil
 }
 

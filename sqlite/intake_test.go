@@ -3,8 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -394,5 +397,160 @@ func TestChangedUsersSeesTheIntake(t *testing.T) {
 	}
 	if changed, err := db.ChangedUsers(ctx, before); err != nil || changed[ann].IsZero() {
 		t.Errorf("ChangedUsers once moved = %v, %v; want ann", changed, err)
+	}
+}
+
+// TestIntakeElsewhere puts the intake on another directory, as on a device
+// of its own: appends are acknowledged from the file and log there (none
+// beside the store), reach the store, and the place is recorded, so that a
+// start without the option moves what the intake left there.
+func TestIntakeElsewhere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, fast := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "memento.db")
+	db, err := Open(ctx, path, Options{Logger: quiet, IntakePath: fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(fast, "memento.db-intake")
+	if db.intake == nil || db.intake.path != want {
+		t.Fatalf("intake = %+v; want one at %s", db.intake, want)
+	}
+	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	release := holdWriter(t, db)
+	if _, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "hello"}}, extractJobs); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{want, want + "-wal"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("the intake's %s: %v", filepath.Base(f), err)
+		}
+	}
+	for _, f := range []string{path + "-intake", path + "-intake-wal"} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s beside the store: %v; want none", filepath.Base(f), err)
+		}
+	}
+	if got, err := db.recordedIntake(); err != nil || got.path != want || got.token == "" {
+		t.Errorf("recorded intake = %+v, %v; want %s with the store's token", got, err, want)
+	}
+	release()
+	if msgs, err := db.Messages(ctx, ann, "t1", 0, 0); err != nil || len(msgs) != 1 {
+		t.Fatalf("messages = %+v, %v; want m1", msgs, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// An acknowledged message the intake still holds, as after a crash,
+	// is found there by a start without the option.
+	putIntakeRow(t, want, "m2", 2)
+	db, err = Open(ctx, path, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if msgs, err := db.Messages(ctx, ann, "t1", 0, 0); err != nil || len(msgs) != 2 || msgs[1].ID != "m2" {
+		t.Fatalf("messages = %+v, %v; want m1 and m2, moved from the intake elsewhere at Open", msgs, err)
+	}
+
+	// Another store of the same name, given the same directory, would
+	// share the file: it is refused, and records nothing.
+	other := filepath.Join(t.TempDir(), "memento.db")
+	if _, err := Open(ctx, other, Options{Logger: quiet, IntakePath: fast}); memento.ErrorCode(err) != memento.ECONFLICT || !strings.Contains(err.Error(), "another store") {
+		t.Fatalf("another store on this store's intake: %v; want ECONFLICT", err)
+	}
+	if _, err := os.Stat(other + intakeRecordSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused store recorded a place: %v", err)
+	}
+}
+
+// TestIntakeMoves starts a store whose intake holds an acknowledged
+// message with the intake in another place: the message reaches the store
+// before the new place is recorded and used. While another process moves
+// the old intake, the start is refused instead.
+func TestIntakeMoves(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memento.db")
+	fast := filepath.Join(t.TempDir(), "acks")
+	first := openAt(t, path)
+	if _, err := Open(ctx, path, Options{Logger: quiet, IntakePath: fast}); memento.ErrorCode(err) != memento.ECONFLICT || !strings.Contains(err.Error(), path+"-intake") {
+		t.Fatalf("open with another intake while a process moves this one: %v; want ECONFLICT naming %s", err, path+"-intake")
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	putIntakeRow(t, path+"-intake", "m1", 1)
+
+	db, err := Open(ctx, path, Options{Logger: quiet, IntakePath: fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	res, err := db.AppendMessages(ctx, ann, "t1", []memento.Message{{ID: "m2", Role: memento.RoleUser, Text: "again"}}, extractJobs)
+	if err != nil || res.Messages[0].Seq != 2 {
+		t.Fatalf("append = %+v, %v; want m2 numbered after the moved m1", res, err)
+	}
+	if msgs, err := db.Messages(ctx, ann, "t1", 0, 0); err != nil || len(msgs) != 2 || msgs[0].ID != "m1" || msgs[1].ID != "m2" {
+		t.Fatalf("messages = %+v, %v; want m1, moved from the old intake, then m2", msgs, err)
+	}
+	if n, err := intakeRows(ctx, path+"-intake"); err != nil || n != 0 {
+		t.Errorf("old intake rows = %d, %v; want none", n, err)
+	}
+	rec, err := db.recordedIntake()
+	if err != nil || rec.path != fast {
+		t.Errorf("recorded intake = %+v, %v; want %s", rec, err, fast)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Back to the default place, and there again: the store keeps its
+	// token, so the intake it stamped is still its own.
+	db = openAt(t, path)
+	if db.intake.path != path+"-intake" {
+		t.Errorf("intake at %s; want the default", db.intake.path)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := db.recordedIntake(); err != nil || back.path != path+"-intake" || back.token != rec.token {
+		t.Errorf("recorded intake = %+v, %v; want the default place with token %s", back, err, rec.token)
+	}
+	db, err = Open(ctx, path, Options{Logger: quiet, IntakePath: fast})
+	if err != nil {
+		t.Fatalf("back to %s: %v", fast, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIntakePathChecked refuses places the intake cannot have.
+func TestIntakePathChecked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "memento.db")
+	for _, bad := range []string{filepath.Join(dir, "missing", "intake"), path, path + "-wal"} {
+		if _, err := Open(context.Background(), path, Options{Logger: quiet, IntakePath: bad}); memento.ErrorCode(err) != memento.EINVALID {
+			t.Errorf("intake path %s: %v; want EINVALID", bad, err)
+		}
+	}
+}
+
+// putIntakeRow writes an acknowledged message of ann's thread t1 into the
+// intake file at path, as an append would have before a crash.
+func putIntakeRow(t *testing.T, path, id string, seq int64) {
+	t.Helper()
+	f, err := sql.Open(driverName, "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	at := nanos(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if _, err := f.Exec(`INSERT INTO intake (tenant_id, user_id, thread_id, id, seq, role, text, at, created_at, jobs)
+		VALUES ('default', 'ann', 't1', ?, ?, 'user', 'hello', ?, ?, '[{"kind":"extract","payload":{"message":"x"}}]')`, id, seq, at, at); err != nil {
+		t.Fatal(err)
 	}
 }

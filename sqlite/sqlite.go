@@ -119,6 +119,15 @@ type Options struct {
 	// keep the writer busy, for a longer time until the messages'
 	// memories exist (docs/BENCHMARKS.md). Ignored for a memory database.
 	Intake bool
+	// IntakePath puts the intake's file somewhere other than beside the
+	// store, and turns the intake on: on a device of its own, or one whose
+	// cache survives a power loss, its syncs need not wait for what the
+	// store writes to its disk, and those syncs are what an acknowledgement
+	// waits for. A directory holds the file under the store's name with
+	// "-intake". Every process on the store must give the same place; the
+	// store records it beside itself (intakeplace.go), so that a later
+	// start, with the intake or without it, finds what the intake holds.
+	IntakePath string
 }
 
 // withDefaults returns o with every zero field replaced by its default.
@@ -291,6 +300,13 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		db.path = abs
 	}
+	var intakePath string
+	if !memory {
+		var err error
+		if intakePath, err = db.intakePath(opts.IntakePath); err != nil {
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+	}
 
 	var err error
 	db.syncLevels = newSyncLevels(db.opts.Synchronous, memory)
@@ -364,8 +380,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// Last: its writes go through the committer, which reads what Open
 	// set up (the checkpointer).
 	db.startFTSMerger()
-	if !memory && opts.Intake {
-		if db.intake, err = openIntake(ctx, db); err != nil {
+	if !memory && (opts.Intake || opts.IntakePath != "") {
+		if db.intake, err = db.openIntakeAt(ctx, intakePath); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("open %s: %w", path, err)
 		}

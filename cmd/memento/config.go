@@ -137,6 +137,7 @@ func (c *Config) AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Workers, "workers", c.Workers, "background jobs run at once (MEMENTO_WORKERS)")
 	fs.IntVar(&c.BackgroundProcessors, "background-processors", c.BackgroundProcessors, "background jobs that compute at once, one fewer while requests are served; 0: the processors (MEMENTO_BACKGROUND_PROCESSORS)")
 	fs.BoolVar(&c.Intake, "intake", c.Intake, "SQLite: acknowledge appends from a file of their own beside the store (<db>-intake), not from the writer the background jobs keep busy (MEMENTO_INTAKE)")
+	fs.StringVar(&c.IntakePath, "intake-path", c.IntakePath, "SQLite: put the intake's file here (a file, or a directory to hold <db name>-intake), on a device whose syncs do not wait for the store's disk; turns --intake on. Every process on the store must give the same (MEMENTO_INTAKE_PATH)")
 	fs.IntVar(&c.TurnSlots, "turn-slots", c.TurnSlots, "chat turns computed at once, the others wait their turn; 0: the processors when the model, embedder and emotion tagger are offline, no bound with a model server; -1: no bound (MEMENTO_TURN_SLOTS)")
 	fs.IntVar(&c.BackgroundNice, "background-nice", c.BackgroundNice, "how much lower the system runs background jobs' computations than requests, as a nice value 1-19; 0: alike (Linux; MEMENTO_BACKGROUND_NICE)")
 }

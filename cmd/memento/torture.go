@@ -62,6 +62,9 @@ func (m *Main) tortureSetup(keep bool) (*tortureEnv, error) {
 	if m.Config.Intake {
 		args = append(args, "--intake")
 	}
+	if m.Config.IntakePath != "" {
+		args = append(args, "--intake-path", m.Config.IntakePath)
+	}
 	dir, err := os.MkdirTemp("", "memento-torture-")
 	if err != nil {
 		return nil, err

@@ -1,0 +1,250 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/memento-ai/memento"
+)
+
+// Where the intake is.
+//
+// The intake's file is beside the store unless Options.IntakePath puts it
+// elsewhere: an acknowledgement waits for a sync of the intake's log, and
+// on a disk the store writes to as well, that sync waits for the store's
+// writes in the disk's cache (docs/BENCHMARKS.md, twelfth and thirty-sixth
+// sessions). The place must outlive the process that chose it: a later
+// start, given another place or none, must still find the messages the
+// intake acknowledged and has not moved. So once a store's intake has
+// been anywhere but the default place, the store records where it is in a
+// file beside it (<db>-intake.at: the place, and a token naming the
+// store), written and synced before the intake takes its first append. A
+// start with another place first moves what the recorded intake holds to
+// the store and checks that it is empty, then records the new place; if
+// another process moves the recorded intake, the start fails instead,
+// naming both places.
+//
+// An intake elsewhere is stamped with the store's token, so that two
+// stores given the same place (two stores named memento.db given one
+// directory) cannot share an intake: the second is refused before it
+// records the place, as is a place whose file holds another store's rows.
+
+// intakeRecordSuffix names the file beside the store that records where
+// its intake is.
+const intakeRecordSuffix = "-intake.at"
+
+// defaultIntakePath is where the intake is when nothing says otherwise.
+func (db *DB) defaultIntakePath() string { return db.path + "-intake" }
+
+// intakePath resolves the configured place of the intake (empty: the
+// default) to an absolute file path. A directory holds the file under the
+// store's name with "-intake".
+func (db *DB) intakePath(configured string) (string, error) {
+	if configured == "" {
+		return db.defaultIntakePath(), nil
+	}
+	p, err := filepath.Abs(configured)
+	if err != nil {
+		return "", memento.WrapError(memento.EINVALID, err, "intake path %q", configured)
+	}
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		p = filepath.Join(p, filepath.Base(db.path)+"-intake")
+	} else if dir := filepath.Dir(p); !isDir(dir) {
+		return "", memento.Errorf(memento.EINVALID, "intake path %q: its directory %s does not exist", configured, dir)
+	}
+	for _, own := range []string{db.path, db.path + "-wal", db.path + "-shm", db.path + intakeRecordSuffix, db.path + "-intake.lock"} {
+		if p == own {
+			return "", memento.Errorf(memento.EINVALID, "intake path %q is one of the store's own files", configured)
+		}
+	}
+	return p, nil
+}
+
+// isDir reports whether path is an existing directory.
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// intakeRecord is where a store's intake is, as recorded beside it.
+type intakeRecord struct {
+	path  string
+	token string // names the store; empty while nothing is recorded
+}
+
+// recordedIntake returns where the store's intake is: the recorded place,
+// else the default.
+func (db *DB) recordedIntake() (intakeRecord, error) {
+	record := db.path + intakeRecordSuffix
+	b, err := os.ReadFile(record)
+	if errors.Is(err, os.ErrNotExist) {
+		return intakeRecord{path: db.defaultIntakePath()}, nil
+	}
+	if err != nil {
+		return intakeRecord{}, fmt.Errorf("read where the intake is: %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || !filepath.IsAbs(lines[0]) || len(lines[1]) != 32 {
+		return intakeRecord{}, fmt.Errorf("read where the intake is: %s should hold the intake's absolute path and the store's token, one a line; it holds %q", record, b)
+	}
+	return intakeRecord{path: lines[0], token: lines[1]}, nil
+}
+
+// newIntakeToken returns a token to name a store by.
+func newIntakeToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recordIntake records r durably: written aside, synced, renamed over the
+// old record, and the directory synced.
+func (db *DB) recordIntake(r intakeRecord) error {
+	record := db.path + intakeRecordSuffix
+	var tmp string
+	err := func() error {
+		// A name of its own: two processes starting at once both record.
+		f, err := os.CreateTemp(filepath.Dir(record), filepath.Base(record)+".*")
+		if err != nil {
+			return err
+		}
+		tmp = f.Name()
+		if _, err := f.WriteString(r.path + "\n" + r.token + "\n"); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		return os.Rename(tmp, record)
+	}()
+	if err != nil {
+		if tmp != "" {
+			_ = os.Remove(tmp)
+		}
+		return fmt.Errorf("record where the intake is: %w", err)
+	}
+	return syncDir(filepath.Dir(record))
+}
+
+// syncDir syncs a directory, so that the names created, renamed or
+// removed in it survive a power loss.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// openIntakeAt opens the store's intake at path. If the store recorded its
+// intake elsewhere, what that one holds is moved to the store first, and
+// path is recorded once it is empty.
+func (db *DB) openIntakeAt(ctx context.Context, path string) (*intake, error) {
+	was, err := db.recordedIntake()
+	if err != nil {
+		return nil, err
+	}
+	if was.path != path {
+		now := intakeRecord{path: path, token: was.token}
+		if now.token == "" {
+			now.token = newIntakeToken()
+		}
+		// Refused before anything moves: another store's intake.
+		if err := checkIntakeStamp(ctx, path, now.token); err != nil {
+			return nil, err
+		}
+		_, statErr := os.Stat(was.path)
+		owns, err := db.drainIntakeAt(ctx, was)
+		if err != nil {
+			return nil, err
+		}
+		if !owns {
+			return nil, memento.Errorf(memento.ECONFLICT,
+				"the store's intake is at %s, which this process cannot take over (another process moves it, or no lock can be had); give this one the same intake path, or stop the others before moving it to %s", was.path, path)
+		}
+		if n, err := intakeRows(ctx, was.path); err != nil {
+			return nil, err
+		} else if n > 0 {
+			return nil, fmt.Errorf("the intake at %s still holds %d messages after they were moved to the store; it stays the store's intake", was.path, n)
+		}
+		if err := db.recordIntake(now); err != nil {
+			return nil, err
+		}
+		if statErr == nil {
+			db.logger.Info("intake: moved; the file at its old place is empty", "from", was.path, "to", path)
+		}
+		was = now
+	}
+	return openIntake(ctx, db, was)
+}
+
+// checkIntakeStamp refuses an intake file at path that is stamped with
+// another store's token, or that holds rows without a stamp (another
+// store's intake from before stamps, or a file that is no intake).
+func checkIntakeStamp(ctx context.Context, path, token string) error {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	f, err := sql.Open(driverName, "file:"+(&url.URL{Path: path}).EscapedPath())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var tables int
+	if err := f.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name IN ('intake', 'intake_store')`).Scan(&tables); err != nil {
+		return memento.WrapError(memento.EINVALID, err, "intake path %s is not an intake file", path)
+	}
+	var stamp string
+	err = f.QueryRowContext(ctx, `SELECT token FROM intake_store`).Scan(&stamp)
+	switch {
+	case err == nil && stamp == token:
+		return nil
+	case err == nil:
+		return memento.Errorf(memento.ECONFLICT, "the intake file %s belongs to another store; give this store a place of its own", path)
+	}
+	var n int
+	if tables > 0 {
+		if err := f.QueryRowContext(ctx, `SELECT count(*) FROM intake`).Scan(&n); err != nil {
+			return memento.WrapError(memento.EINVALID, err, "intake path %s is not an intake file", path)
+		}
+	}
+	if n > 0 {
+		return memento.Errorf(memento.ECONFLICT, "the intake file %s holds %d messages of another store; give this store a place of its own", path, n)
+	}
+	return nil
+}
+
+// intakeRows counts the rows of the intake file at path, 0 if there is no
+// such file.
+func intakeRows(ctx context.Context, path string) (int, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	f, err := sql.Open(driverName, "file:"+(&url.URL{Path: path}).EscapedPath())
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var n int
+	if err := f.QueryRowContext(ctx, `SELECT count(*) FROM intake`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the rows left in the intake %s: %w", path, err)
+	}
+	return n, nil
+}
