@@ -108,7 +108,11 @@ type intake struct {
 	// held while it is open; nil in another process, which appends to
 	// the intake, waits for the owner's mover (intake_state.moved) and
 	// tries to take the lock over every intakeContend (contend).
-	owner   atomic.Pointer[processLock]
+	owner atomic.Pointer[processLock]
+	// users is this process's shared lock on the intake's users' file,
+	// held while the intake is open (intakeplace.go); nil for an intake
+	// opened only to move what it holds.
+	users   *fileLock
 	write   *sql.DB
 	read    *sql.DB
 	commits *committer
@@ -407,6 +411,7 @@ func (in *intake) close() {
 		if owner := in.owner.Load(); owner != nil {
 			owner.release()
 		}
+		in.users.unlock()
 	})
 }
 

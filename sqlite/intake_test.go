@@ -554,3 +554,79 @@ func putIntakeRow(t *testing.T, path, id string, seq int64) {
 		t.Fatal(err)
 	}
 }
+
+// TestIntakeStaysWhileUsed refuses to move the intake while a process
+// that does not move it still appends to it: that process would go on
+// appending where nobody moves from.
+func TestIntakeStaysWhileUsed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memento.db")
+	fast := t.TempDir()
+	first := openAt(t, path)
+	second := openAt(t, path)
+	if second.intake.owns() {
+		t.Fatal("want the second to append without moving")
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, path, Options{Logger: quiet, IntakePath: fast}); memento.ErrorCode(err) != memento.ECONFLICT {
+		t.Fatalf("moving the intake while another process appends to it: %v; want ECONFLICT", err)
+	}
+	ann := memento.Scope{Tenant: memento.DefaultTenant, User: "ann"}
+	wait, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := second.AppendMessages(wait, ann, "t1", []memento.Message{{ID: "m1", Role: memento.RoleUser, Text: "hello"}}, extractJobs); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, err := second.Messages(wait, ann, "t1", 0, 0); err != nil || len(msgs) != 1 {
+		t.Fatalf("messages = %+v, %v; want m1, moved by the second once it took the intake over", msgs, err)
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, path, Options{Logger: quiet, IntakePath: fast})
+	if err != nil {
+		t.Fatalf("moving the intake once nobody uses it: %v", err)
+	}
+	db.Close()
+}
+
+// TestIntakeMovedWhileStarting starts a store while another start holds
+// the intake's users alone, as one moving the intake does, and records
+// another place meanwhile: the first start, having read the old place,
+// is refused once it may go on rather than appending where nobody moves
+// from.
+func TestIntakeMovedWhileStarting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memento.db")
+	db, err := Open(ctx, path, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	alone, err := lockFile(path+intakeUsersSuffix, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		db, err := Open(ctx, path, Options{Logger: quiet, Intake: true})
+		if err == nil {
+			db.Close()
+		}
+		opened <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the start reads the record, then waits for the lock
+	elsewhere := filepath.Join(t.TempDir(), "intake")
+	if err := os.WriteFile(path+intakeRecordSuffix, []byte(elsewhere+"\n"+newIntakeToken()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	alone.unlock()
+	err = <-opened
+	if memento.ErrorCode(err) != memento.ECONFLICT || !strings.Contains(err.Error(), "moved to "+elsewhere) {
+		t.Fatalf("start after the intake moved: %v; want ECONFLICT naming its new place", err)
+	}
+}

@@ -28,9 +28,13 @@ import (
 // file beside it (<db>-intake.at: the place, and a token naming the
 // store), written and synced before the intake takes its first append. A
 // start with another place first moves what the recorded intake holds to
-// the store and checks that it is empty, then records the new place; if
-// another process moves the recorded intake, the start fails instead,
-// naming both places.
+// the store and checks that it is empty, then records the new place. It
+// does so only while no other process uses the intake: every process that
+// does holds a shared lock on <db>-intake.users, and the start that moves
+// it must lock that file alone, else it fails naming both places (another
+// process would go on appending where nobody moves from). A start takes
+// its shared lock before it reads the record for the last time, so a
+// move it did not see cannot come between.
 //
 // An intake elsewhere is stamped with the store's token, so that two
 // stores given the same place (two stores named memento.db given one
@@ -60,7 +64,7 @@ func (db *DB) intakePath(configured string) (string, error) {
 	} else if dir := filepath.Dir(p); !isDir(dir) {
 		return "", memento.Errorf(memento.EINVALID, "intake path %q: its directory %s does not exist", configured, dir)
 	}
-	for _, own := range []string{db.path, db.path + "-wal", db.path + "-shm", db.path + intakeRecordSuffix, db.path + "-intake.lock"} {
+	for _, own := range []string{db.path, db.path + "-wal", db.path + "-shm", db.path + intakeRecordSuffix, db.path + intakeUsersSuffix, db.path + "-intake.lock"} {
 		if p == own {
 			return "", memento.Errorf(memento.EINVALID, "intake path %q is one of the store's own files", configured)
 		}
@@ -153,46 +157,92 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// intakeUsersSuffix names the file beside the store that every process
+// using the store's intake holds a shared lock on while it does, and that
+// a start moving the intake elsewhere must lock alone.
+const intakeUsersSuffix = "-intake.users"
+
 // openIntakeAt opens the store's intake at path. If the store recorded its
 // intake elsewhere, what that one holds is moved to the store first, and
-// path is recorded once it is empty.
+// path is recorded once it is empty: only while no other process uses the
+// intake, which would go on appending to the old place.
 func (db *DB) openIntakeAt(ctx context.Context, path string) (*intake, error) {
+	users := db.path + intakeUsersSuffix
 	was, err := db.recordedIntake()
 	if err != nil {
 		return nil, err
 	}
 	if was.path != path {
-		now := intakeRecord{path: path, token: was.token}
-		if now.token == "" {
-			now.token = newIntakeToken()
+		alone, err := lockFile(users, true)
+		if err != nil {
+			return nil, memento.Errorf(memento.ECONFLICT,
+				"the store's intake is at %s and another process uses it; give this one the same intake path, or stop the others before moving it to %s", was.path, path)
 		}
-		// Refused before anything moves: another store's intake.
-		if err := checkIntakeStamp(ctx, path, now.token); err != nil {
-			return nil, err
-		}
-		_, statErr := os.Stat(was.path)
-		owns, err := db.drainIntakeAt(ctx, was)
+		err = db.moveIntake(ctx, path)
+		alone.unlock()
 		if err != nil {
 			return nil, err
 		}
-		if !owns {
-			return nil, memento.Errorf(memento.ECONFLICT,
-				"the store's intake is at %s, which this process cannot take over (another process moves it, or no lock can be had); give this one the same intake path, or stop the others before moving it to %s", was.path, path)
-		}
-		if n, err := intakeRows(ctx, was.path); err != nil {
-			return nil, err
-		} else if n > 0 {
-			return nil, fmt.Errorf("the intake at %s still holds %d messages after they were moved to the store; it stays the store's intake", was.path, n)
-		}
-		if err := db.recordIntake(now); err != nil {
-			return nil, err
-		}
-		if statErr == nil {
-			db.logger.Info("intake: moved; the file at its old place is empty", "from", was.path, "to", path)
-		}
-		was = now
 	}
-	return openIntake(ctx, db, was)
+	// Shared, then read again: a start that moved the intake meanwhile
+	// has recorded its place before this lock could be had.
+	shared, err := lockFile(users, false)
+	if err != nil {
+		return nil, fmt.Errorf("lock the intake's users: %w", err)
+	}
+	now, err := db.recordedIntake()
+	if err == nil && now.path != path {
+		err = memento.Errorf(memento.ECONFLICT, "the store's intake moved to %s while this process started with it at %s; give it the same intake path", now.path, path)
+	}
+	var in *intake
+	if err == nil {
+		in, err = openIntake(ctx, db, now)
+	}
+	if err != nil || in == nil {
+		shared.unlock()
+		return nil, err
+	}
+	in.users = shared
+	return in, nil
+}
+
+// moveIntake moves what the recorded intake holds to the store and records
+// path as the intake's place, with the store's token (a new one if none
+// is recorded). The caller holds the intake's users' lock alone.
+func (db *DB) moveIntake(ctx context.Context, path string) error {
+	was, err := db.recordedIntake()
+	if err != nil || was.path == path {
+		return err
+	}
+	now := intakeRecord{path: path, token: was.token}
+	if now.token == "" {
+		now.token = newIntakeToken()
+	}
+	// Refused before anything moves: another store's intake.
+	if err := checkIntakeStamp(ctx, path, now.token); err != nil {
+		return err
+	}
+	_, statErr := os.Stat(was.path)
+	owns, err := db.drainIntakeAt(ctx, was)
+	if err != nil {
+		return err
+	}
+	if !owns {
+		return memento.Errorf(memento.ECONFLICT,
+			"the store's intake is at %s, which this process cannot take over (another process moves it, or no lock can be had); give this one the same intake path, or stop the others before moving it to %s", was.path, path)
+	}
+	if n, err := intakeRows(ctx, was.path); err != nil {
+		return err
+	} else if n > 0 {
+		return fmt.Errorf("the intake at %s still holds %d messages after they were moved to the store; it stays the store's intake", was.path, n)
+	}
+	if err := db.recordIntake(now); err != nil {
+		return err
+	}
+	if statErr == nil {
+		db.logger.Info("intake: moved; the file at its old place is empty", "from", was.path, "to", path)
+	}
+	return nil
 }
 
 // checkIntakeStamp refuses an intake file at path that is stamped with

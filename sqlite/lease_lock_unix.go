@@ -64,3 +64,40 @@ func probeProcess(path string) lockState {
 	_ = os.Remove(path)
 	return lockGone
 }
+
+// fileLock is a lock on a file that many processes may hold shared and
+// one alone exclusive (flock(2)); the kernel drops it when its holder
+// dies.
+type fileLock struct{ f *os.File }
+
+// lockFile creates the file at path and locks it: exclusive, failing at
+// once if anyone holds it, or shared, waiting while someone holds it
+// exclusive.
+func lockFile(path string, exclusive bool) (*fileLock, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX | syscall.LOCK_NB
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileLock{f: f}, nil
+}
+
+// unlock drops the lock. The file stays: another process may hold it.
+func (l *fileLock) unlock() {
+	if l != nil {
+		_ = l.f.Close()
+	}
+}
