@@ -203,6 +203,7 @@ func (db *DB) openIntakeAt(ctx context.Context, path string) (*intake, error) {
 		return nil, err
 	}
 	in.users = shared
+	db.logger.Info("intake: appends are acknowledged from it", "path", in.path, "moves", in.owns())
 	return in, nil
 }
 
