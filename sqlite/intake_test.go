@@ -532,10 +532,23 @@ func TestIntakePathChecked(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "memento.db")
-	for _, bad := range []string{filepath.Join(dir, "missing", "intake"), path, path + "-wal"} {
+	other := filepath.Join(t.TempDir(), "other.db")
+	db, err := Open(context.Background(), other, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("not a database, and long enough to show it\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{filepath.Join(dir, "missing", "intake"), path, path + "-wal", other, notes} {
 		if _, err := Open(context.Background(), path, Options{Logger: quiet, IntakePath: bad}); memento.ErrorCode(err) != memento.EINVALID {
 			t.Errorf("intake path %s: %v; want EINVALID", bad, err)
 		}
+	}
+	if _, err := os.Stat(path + intakeRecordSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused place was recorded: %v", err)
 	}
 }
 

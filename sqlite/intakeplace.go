@@ -246,9 +246,10 @@ func (db *DB) moveIntake(ctx context.Context, path string) error {
 	return nil
 }
 
-// checkIntakeStamp refuses an intake file at path that is stamped with
-// another store's token, or that holds rows without a stamp (another
-// store's intake from before stamps, or a file that is no intake).
+// checkIntakeStamp refuses a file at path that is stamped with another
+// store's token, that holds rows without a stamp (another store's intake
+// from before stamps), or that is not an intake (another file, another
+// database).
 func checkIntakeStamp(ctx context.Context, path, token string) error {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -258,9 +259,13 @@ func checkIntakeStamp(ctx context.Context, path, token string) error {
 		return err
 	}
 	defer f.Close()
-	var tables int
-	if err := f.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name IN ('intake', 'intake_store')`).Scan(&tables); err != nil {
+	var tables, intakes int
+	if err := f.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE name = 'intake') FROM sqlite_schema WHERE type = 'table'`).Scan(&tables, &intakes); err != nil {
 		return memento.WrapError(memento.EINVALID, err, "intake path %s is not an intake file", path)
+	}
+	if tables > 0 && intakes == 0 {
+		// Another database: the intake's tables are not to go into it.
+		return memento.Errorf(memento.EINVALID, "intake path %s is a database that is no intake", path)
 	}
 	var stamp string
 	err = f.QueryRowContext(ctx, `SELECT token FROM intake_store`).Scan(&stamp)
@@ -271,7 +276,7 @@ func checkIntakeStamp(ctx context.Context, path, token string) error {
 		return memento.Errorf(memento.ECONFLICT, "the intake file %s belongs to another store; give this store a place of its own", path)
 	}
 	var n int
-	if tables > 0 {
+	if intakes > 0 {
 		if err := f.QueryRowContext(ctx, `SELECT count(*) FROM intake`).Scan(&n); err != nil {
 			return memento.WrapError(memento.EINVALID, err, "intake path %s is not an intake file", path)
 		}
