@@ -298,6 +298,7 @@ func (db *DB) drainIntake(ctx context.Context) error {
 // this process can move it (owns: false when another process does).
 func (db *DB) drainIntakeAt(ctx context.Context, r intakeRecord) (owns bool, err error) {
 	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
+		db.warnIfIntakeLost(r)
 		return true, nil
 	}
 	in, err := openIntake(ctx, db, r)

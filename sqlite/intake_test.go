@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -641,5 +643,44 @@ func TestIntakeMovedWhileStarting(t *testing.T) {
 	err = <-opened
 	if memento.ErrorCode(err) != memento.ECONFLICT || !strings.Contains(err.Error(), "moved to "+elsewhere) {
 		t.Fatalf("start after the intake moved: %v; want ECONFLICT naming its new place", err)
+	}
+}
+
+// TestIntakeLostIsWarned removes the file of an intake kept elsewhere, as
+// a device that does not keep its files would: a start, with the intake
+// or without it, warns that what it held is lost, and goes on.
+func TestIntakeLostIsWarned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memento.db")
+	fast := t.TempDir()
+	db, err := Open(ctx, path, Options{Logger: quiet, IntakePath: fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	var kept bytes.Buffer
+	db, err = Open(ctx, path, Options{Logger: slog.New(slog.NewTextHandler(&kept, nil)), IntakePath: fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if strings.Contains(kept.String(), "missing") {
+		t.Errorf("a start with the intake's file in place warned: %s", kept.String())
+	}
+	for _, opts := range []Options{{IntakePath: fast}, {}} {
+		for _, f := range []string{"", "-wal", "-shm"} {
+			_ = os.Remove(filepath.Join(fast, "memento.db-intake"+f))
+		}
+		var logs bytes.Buffer
+		opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		db, err := Open(ctx, path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "its file is missing") {
+			t.Errorf("intake path %q: logs %q; want a warning that the intake's file is missing", opts.IntakePath, logs.String())
+		}
 	}
 }

@@ -196,6 +196,7 @@ func (db *DB) openIntakeAt(ctx context.Context, path string) (*intake, error) {
 	}
 	var in *intake
 	if err == nil {
+		db.warnIfIntakeLost(now)
 		in, err = openIntake(ctx, db, now)
 	}
 	if err != nil || in == nil {
@@ -205,6 +206,19 @@ func (db *DB) openIntakeAt(ctx context.Context, path string) (*intake, error) {
 	in.users = shared
 	db.logger.Info("intake: appends are acknowledged from it", "path", in.path, "moves", in.owns())
 	return in, nil
+}
+
+// warnIfIntakeLost warns when the recorded intake's file is not there: it
+// was created when its place was recorded, so something removed it (a
+// device that does not keep its files across a restart, a cleanup), and
+// the messages it acknowledged and had not moved went with it.
+func (db *DB) warnIfIntakeLost(r intakeRecord) {
+	if r.token == "" {
+		return // the default place, which exists only once used
+	}
+	if _, err := os.Stat(r.path); errors.Is(err, os.ErrNotExist) {
+		db.logger.Warn("intake: its file is missing; any messages it acknowledged and had not moved to the store are lost (is it on a device that does not keep its files?)", "path", r.path)
+	}
 }
 
 // moveIntake moves what the recorded intake holds to the store and records
