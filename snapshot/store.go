@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/atomicfile"
 )
 
 // Store keeps snapshot objects by key: one JSON document per user and one
@@ -174,35 +175,8 @@ func (f *FileStore) Put(_ context.Context, key string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return memento.WrapError(memento.EUNAVAILABLE, err, "snapshot %s cannot be written: %v", key, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(p)+"-*")
-	if err != nil {
+	if err := atomicfile.Write(p, data, 0o600); err != nil {
 		return memento.WrapError(memento.EUNAVAILABLE, err, "snapshot %s cannot be written: %v", key, err)
-	}
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return memento.WrapError(memento.EUNAVAILABLE, err, "snapshot %s cannot be written: %v", key, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
-		return memento.WrapError(memento.EUNAVAILABLE, err, "snapshot %s cannot be written: %v", key, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return memento.WrapError(memento.EUNAVAILABLE, err, "snapshot %s: sync directory: %v", key, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return memento.WrapError(memento.EUNAVAILABLE, err, "snapshot %s: sync directory: %v", key, err)
 	}
 	return nil
 }

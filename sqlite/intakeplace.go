@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/atomicfile"
 )
 
 // Where the intake is.
@@ -109,50 +110,11 @@ func newIntakeToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// recordIntake records r durably: written aside, synced, renamed over the
-// old record, and the directory synced.
+// recordIntake records r durably (atomicfile.Write), so that a crash
+// leaves the old record or the new one.
 func (db *DB) recordIntake(r intakeRecord) error {
-	record := db.path + intakeRecordSuffix
-	var tmp string
-	err := func() error {
-		// A name of its own: two processes starting at once both record.
-		f, err := os.CreateTemp(filepath.Dir(record), filepath.Base(record)+".*")
-		if err != nil {
-			return err
-		}
-		tmp = f.Name()
-		if _, err := f.WriteString(r.path + "\n" + r.token + "\n"); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		return os.Rename(tmp, record)
-	}()
-	if err != nil {
-		if tmp != "" {
-			_ = os.Remove(tmp)
-		}
+	if err := atomicfile.Write(db.path+intakeRecordSuffix, []byte(r.path+"\n"+r.token+"\n"), 0o600); err != nil {
 		return fmt.Errorf("record where the intake is: %w", err)
-	}
-	return syncDir(filepath.Dir(record))
-}
-
-// syncDir syncs a directory, so that the names created, renamed or
-// removed in it survive a power loss.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
 }
