@@ -96,17 +96,23 @@ func (s *Server) backpressure(next http.Handler) http.Handler {
 	})
 }
 
-// lagCollector serves the queue's lag as metrics.
+// lagCollector serves the queue's lag as metrics. A kind that has had
+// jobs waiting stays in them, at 0 once it has none, so that a drained
+// queue reads as 0 rather than as no data.
 type lagCollector struct {
 	cache   *lagCache
 	waiting *prometheus.Desc
 	oldest  *prometheus.Desc
 	running *prometheus.Desc
+
+	mu   sync.Mutex
+	seen map[string]bool // the kinds reported so far
 }
 
 func newLagCollector(c *lagCache) *lagCollector {
 	return &lagCollector{
 		cache: c,
+		seen:  map[string]bool{},
 		waiting: prometheus.NewDesc("memento_queue_waiting_jobs",
 			"Background jobs not ended (pending, retrying or running), by kind.", []string{"kind"}, nil),
 		running: prometheus.NewDesc("memento_queue_running_jobs",
@@ -129,7 +135,20 @@ func (c *lagCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
+	kinds := make([]memento.QueueLag, 0, len(lag.Kinds))
+	c.mu.Lock()
+	now := make(map[string]bool, len(lag.Kinds))
 	for _, k := range lag.Kinds {
+		now[k.Kind], c.seen[k.Kind] = true, true
+		kinds = append(kinds, k)
+	}
+	for kind := range c.seen {
+		if !now[kind] {
+			kinds = append(kinds, memento.QueueLag{Kind: kind})
+		}
+	}
+	c.mu.Unlock()
+	for _, k := range kinds {
 		ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(k.Waiting), k.Kind)
 		ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(k.Running), k.Kind)
 		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, k.OldestSeconds, k.Kind)

@@ -20,6 +20,7 @@ type fakeLag struct {
 	mu     sync.Mutex
 	oldest float64
 	reads  int
+	idle   bool // no job waits: no kind is read
 }
 
 func (f *fakeLag) set(oldest float64) {
@@ -32,6 +33,9 @@ func (f *fakeLag) QueueLag(context.Context) (*memento.QueueLags, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++
+	if f.idle {
+		return &memento.QueueLags{At: time.Now()}, nil
+	}
 	return &memento.QueueLags{At: time.Now(), Waiting: 7, OldestSeconds: f.oldest,
 		Kinds: []memento.QueueLag{{Kind: memento.JobRemember, Waiting: 7, Running: 2, OldestSeconds: f.oldest}}}, nil
 }
@@ -99,6 +103,34 @@ func TestBackpressureRefusesAppendsWhileLagging(t *testing.T) {
 	}
 	if code, health := get(t, ts.URL+"/healthz"); code != 200 || health["status"] != "ok" {
 		t.Errorf("healthz after draining = %d %v", code, health)
+	}
+}
+
+// A kind whose jobs have all ended reads 0 in /metrics, rather than
+// vanishing from it (a graph would show no data, not a drained queue).
+func TestDrainedQueueReadsZero(t *testing.T) {
+	lag := &fakeLag{oldest: 12}
+	ts := testServer(t, func(s *mhttp.Server) { s.Lag, s.MaxLag = lag, time.Minute })
+	_, metrics := fetch(t, ts.URL+"/metrics")
+	if want := `memento_queue_oldest_waiting_seconds{kind="remember"} 12`; !strings.Contains(metrics, want) {
+		t.Fatalf("/metrics lacks %s:\n%s", want, grepLines(metrics, "memento_queue_"))
+	}
+	lag.mu.Lock()
+	lag.idle = true
+	lag.mu.Unlock()
+	time.Sleep(1100 * time.Millisecond) // past the cached reading
+	// Two scrapes at once share the collector's kinds.
+	scrapes := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range scrapes {
+		wg.Go(func() { _, scrapes[i] = fetch(t, ts.URL+"/metrics") })
+	}
+	wg.Wait()
+	metrics = scrapes[0] + scrapes[1]
+	for _, want := range []string{`memento_queue_oldest_waiting_seconds{kind="remember"} 0`, `memento_queue_waiting_jobs{kind="remember"} 0`, `memento_queue_running_jobs{kind="remember"} 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s once the queue drained:\n%s", want, grepLines(metrics, "memento_queue_"))
+		}
 	}
 }
 
