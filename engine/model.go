@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -211,6 +212,22 @@ func (e *Engine) EventJobs(s memento.Scope) func(memento.Event) []memento.JobReq
 	return func(ev memento.Event) []memento.JobRequest {
 		return append(learn(ev), prefs.EventJobs(s, ev)...)
 	}
+}
+
+// JobKinds returns the kinds of job the started workers run, the users'
+// backlog batches among them, sorted; none before StartWorkers.
+func (e *Engine) JobKinds() []string {
+	e.workersMu.Lock()
+	defer e.workersMu.Unlock()
+	if !e.workersStarted {
+		return nil
+	}
+	kinds := []string{memento.JobBacklog}
+	for k := range e.handlers {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	return kinds
 }
 
 // StartWorkers registers the background job handlers and starts the

@@ -96,9 +96,9 @@ func (s *Server) backpressure(next http.Handler) http.Handler {
 	})
 }
 
-// lagCollector serves the queue's lag as metrics. A kind that has had
-// jobs waiting stays in them, at 0 once it has none, so that a drained
-// queue reads as 0 rather than as no data.
+// lagCollector serves the queue's lag as metrics. The kinds it is given,
+// and any kind that has had jobs waiting, stay in them, at 0 while none
+// waits, so that a drained queue reads as 0 rather than as no data.
 type lagCollector struct {
 	cache   *lagCache
 	waiting *prometheus.Desc
@@ -109,10 +109,14 @@ type lagCollector struct {
 	seen map[string]bool // the kinds reported so far
 }
 
-func newLagCollector(c *lagCache) *lagCollector {
+func newLagCollector(c *lagCache, kinds []string) *lagCollector {
+	seen := make(map[string]bool, len(kinds))
+	for _, k := range kinds {
+		seen[k] = true
+	}
 	return &lagCollector{
 		cache: c,
-		seen:  map[string]bool{},
+		seen:  seen,
 		waiting: prometheus.NewDesc("memento_queue_waiting_jobs",
 			"Background jobs not ended (pending, retrying or running), by kind.", []string{"kind"}, nil),
 		running: prometheus.NewDesc("memento_queue_running_jobs",

@@ -107,13 +107,19 @@ func TestBackpressureRefusesAppendsWhileLagging(t *testing.T) {
 }
 
 // A kind whose jobs have all ended reads 0 in /metrics, rather than
-// vanishing from it (a graph would show no data, not a drained queue).
+// vanishing from it (a graph would show no data, not a drained queue),
+// and so does a worker's kind before any of its jobs has waited.
 func TestDrainedQueueReadsZero(t *testing.T) {
 	lag := &fakeLag{oldest: 12}
-	ts := testServer(t, func(s *mhttp.Server) { s.Lag, s.MaxLag = lag, time.Minute })
+	ts := testServer(t, func(s *mhttp.Server) {
+		s.Lag, s.MaxLag = lag, time.Minute
+		s.LagKinds = []string{memento.JobSummarise} // a worker's kind, never read waiting here
+	})
 	_, metrics := fetch(t, ts.URL+"/metrics")
-	if want := `memento_queue_oldest_waiting_seconds{kind="remember"} 12`; !strings.Contains(metrics, want) {
-		t.Fatalf("/metrics lacks %s:\n%s", want, grepLines(metrics, "memento_queue_"))
+	for _, want := range []string{`memento_queue_oldest_waiting_seconds{kind="remember"} 12`, `memento_queue_oldest_waiting_seconds{kind="summarise"} 0`, `memento_queue_waiting_jobs{kind="summarise"} 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Fatalf("/metrics lacks %s:\n%s", want, grepLines(metrics, "memento_queue_"))
+		}
 	}
 	lag.mu.Lock()
 	lag.idle = true

@@ -66,6 +66,10 @@ type Server struct {
 	// oldest unfinished job is older than MaxLag (backpressure.go).
 	Lag    memento.LagReporter
 	MaxLag time.Duration
+	// LagKinds are job kinds /metrics reports the lag of from the start,
+	// at 0 while none of them waits (the workers' kinds); any other kind
+	// is reported once a job of it has been seen waiting.
+	LagKinds []string
 	// Writer, when set, reads what the store's one writer did (SQLite):
 	// /metrics serves the syncs of its logs (syncmetrics.go).
 	Writer memento.WriterReporter
@@ -160,7 +164,7 @@ func (s *Server) build() {
 	s.guard = newGuard(s)
 	if s.Lag != nil {
 		s.lag = &lagCache{src: s.Lag}
-		s.Registry.MustRegister(newLagCollector(s.lag))
+		s.Registry.MustRegister(newLagCollector(s.lag, s.LagKinds))
 	}
 	if s.Writer != nil {
 		s.Registry.MustRegister(newSyncCollector(s.Writer))

@@ -89,11 +89,14 @@ func serveMetricsDocumented(t *testing.T, db string) map[string]bool {
 	if len(missing) > 0 {
 		t.Errorf("/metrics serves metrics docs/METRICS.md does not explain:\n%s", strings.Join(missing, "\n"))
 	}
-	// What every server serves once it has worked: the memories' lag, the
-	// appends' phases, the requests, recall's index and the snapshots.
-	// (The queue's gauges by kind appear once a scrape has seen a job
-	// waiting, which these few jobs may not give it.)
-	for _, name := range []string{"memento_memory_lag_seconds", "memento_append_write_seconds",
+	// What every server serves once it has worked: the queue's and the
+	// memories' lag, the appends' phases, the requests, recall's index and
+	// the snapshots. The queue's gauges carry the workers' kinds from the
+	// start, though no scrape saw a job of them waiting.
+	if !regexp.MustCompile(`(?m)^memento_queue_oldest_waiting_seconds\{kind="remember"\} 0$`).Match(body) {
+		t.Errorf("/metrics lacks the remember jobs' lag at 0 once drained:\n%s", regexp.MustCompile(`(?m)^memento_queue_.*$`).FindAll(body, -1))
+	}
+	for _, name := range []string{"memento_queue_oldest_waiting_seconds", "memento_memory_lag_seconds", "memento_append_write_seconds",
 		"memento_http_requests_total", "memento_recall_index_users", "memento_snapshot_writes_total", "memento_turn_slots"} {
 		if !served[name] {
 			t.Errorf("/metrics lacks %s", name)

@@ -129,6 +129,7 @@ func (m *Main) serve(ctx context.Context) error {
 		MaxConns:          m.Config.HTTP.MaxConns,
 		Lag:               app.Store,
 		MaxLag:            m.Config.HTTP.MaxQueueLag,
+		LagKinds:          app.JobKinds(),
 		// MCP over streamable HTTP, behind the same guard and keys.
 		Mounts: map[string]http.Handler{"/mcp": mcpSrv.Handler()},
 	}
