@@ -11,13 +11,13 @@ import (
 )
 
 // The ways the code names a Prometheus metric: an Opts literal's Name, a
-// descriptor, the engine's gauge and counter helpers, and an Opts literal
-// split into namespace, subsystem and name.
+// call whose first argument is the name (a descriptor, the engine's gauge
+// and counter helpers), and an Opts literal split into namespace,
+// subsystem and name.
 var (
 	metricNamed = []*regexp.Regexp{
 		regexp.MustCompile(`Name:\s*"(memento_[a-z0-9_]+)"`),
-		regexp.MustCompile(`NewDesc\(\s*"(memento_[a-z0-9_]+)"`),
-		regexp.MustCompile(`\b(?:gauge|counter)\(\s*"(memento_[a-z0-9_]+)"`),
+		regexp.MustCompile(`\w\(\s*"(memento_[a-z0-9_]+)"`),
 	}
 	metricSplit = regexp.MustCompile(`Namespace:\s*"memento",\s*Subsystem:\s*"([a-z0-9_]+)",\s*Name:\s*"([a-z0-9_]+)"`)
 	// A documented metric is the first cell of a row of docs/METRICS.md.

@@ -76,6 +76,28 @@ func NewCounts(opts ModelOptions) *Counts {
 	return c
 }
 
+// sameUser reports whether the user contributes the same to c as to o:
+// the same titles liked, in the same order, and the same titles seen.
+func (c *Counts) sameUser(o *Counts, user string) bool {
+	a, aok := c.users[user]
+	b, bok := o.users[user]
+	return aok == bok && sameTitles(c, a.seq, o, b.seq) && sameTitles(c, a.seen, o, b.seen)
+}
+
+// sameTitles reports whether a, numbered as in c, and b, numbered as in
+// o, name the same titles in the same order.
+func sameTitles(c *Counts, a []int32, o *Counts, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if c.ids[a[k]] != o.ids[b[k]] {
+			return false
+		}
+	}
+	return true
+}
+
 // Users is the number of users with at least one judgement.
 func (c *Counts) Users() int { return int(c.counted) }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,6 +130,60 @@ func TestWorkerUpdatesTheModelIncrementally(t *testing.T) {
 	}
 	if n := w.Mismatches.Load(); n != 0 {
 		t.Errorf("%d full rebuilds disagreed with the incremental counts", n)
+	}
+	if st := w.ModelStats(); st.Checks < 1 {
+		t.Errorf("no rebuild checked the incremental counts: %+v", st)
+	}
+}
+
+// TestModelCheckedWhileEventsArrive: under a stream of events the rebuild
+// never reads the events the incremental counts last read, and a user
+// may be forgotten meanwhile; the periodic check still compares the two,
+// and finds them equal.
+func TestModelCheckedWhileEventsArrive(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	w := &profile.Worker{Events: db, Profiles: db, Models: db}
+	r := rand.New(rand.NewPCG(5, 6))
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	add := func(user string, at time.Time) {
+		t.Helper()
+		if _, err := db.AddEvents(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: user}, randomEvents(r, user, 6, 10, at), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for u := range 8 {
+		add(fmt.Sprintf("u%d", u), base)
+	}
+	recompute := func(force bool) {
+		t.Helper()
+		if _, err := w.RecomputeModel(ctx, "", force); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recompute(false) // the first: a rebuild, nothing to check
+	add("u1", base.Add(time.Hour))
+	add("u8", base.Add(time.Hour))
+	recompute(false) // incremental
+	// After the incremental counts' last read: more events, and a user
+	// forgotten. The rebuild reads later events than they did.
+	add("u2", base.Add(2*time.Hour))
+	add("u9", base.Add(2*time.Hour))
+	if err := db.DeleteUser(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: "u3"}); err != nil {
+		t.Fatal(err)
+	}
+	recompute(true)
+	st := w.ModelStats()
+	if st.Updates != 1 || st.Rebuilds != 2 || st.Checks != 1 {
+		t.Errorf("ModelStats = %+v; want 1 update, 2 rebuilds, 1 check", st)
+	}
+	// u2 and u9 changed after the counts' read, u3 was forgotten.
+	if st.Changed != 3 || st.Mismatches != 0 {
+		t.Errorf("ModelStats = %+v; want 3 users set again (u2, u9 and the forgotten u3) and no mismatch", st)
+	}
+	inc, full := savedThenRebuilt(t, db)
+	if !bytes.Equal(inc.Data, full.Data) {
+		t.Errorf("the saved model differs from a fresh rebuild")
 	}
 }
 
@@ -284,4 +340,55 @@ func BenchmarkModelBurst(b *testing.B) {
 		}
 		c.Build()
 	}
+}
+
+// TestModelCheckedUnderConcurrentEvents: events added while rebuilds read
+// (and while incremental updates run) leave every check in agreement.
+func TestModelCheckedUnderConcurrentEvents(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	w := &profile.Worker{Events: db, Profiles: db, Models: db, FullEvery: 2}
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for u := range 20 {
+		r := rand.New(rand.NewPCG(uint64(u), 7))
+		if _, err := db.AddEvents(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: fmt.Sprintf("u%d", u)}, randomEvents(r, fmt.Sprintf("u%d", u), 8, 15, base), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var added atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		r := rand.New(rand.NewPCG(8, 9))
+		for k := 0; ; k++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			user := fmt.Sprintf("u%d", r.IntN(25))
+			if _, err := db.AddEvents(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: user}, randomEvents(r, user, 3, 15, base.Add(time.Duration(k)*time.Hour)), nil); err != nil {
+				t.Error(err)
+				return
+			}
+			added.Add(1)
+		}
+	})
+	for range 12 {
+		// Each recompute has new events to learn, and more arrive
+		// while it reads.
+		for seen := added.Load(); added.Load() == seen && !t.Failed(); {
+			time.Sleep(time.Millisecond)
+		}
+		if _, err := w.RecomputeModel(ctx, "", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	st := w.ModelStats()
+	if st.Checks < 3 || st.Mismatches != 0 {
+		t.Errorf("ModelStats = %+v; want several checks, none finding a mismatch", st)
+	}
+	t.Logf("%+v", st)
 }

@@ -55,3 +55,66 @@ func TestCheckFoldCountsMismatch(t *testing.T) {
 		t.Errorf("dislikedTitles after the full read = %s; want only c", got)
 	}
 }
+
+// TestCheckModelMismatch spoils the incremental counts' neighbour lists
+// and checks that the next periodic rebuild finds the difference, though
+// events arrived after the counts' last read, and keeps its own model.
+func TestCheckModelMismatch(t *testing.T) {
+	ctx := context.Background()
+	db := sqlitetest.Open(t)
+	w := &Worker{Events: db, Profiles: db, Models: db}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	add := func(user string, titles ...string) {
+		t.Helper()
+		var evs []memento.Event
+		for _, title := range titles {
+			at = at.Add(time.Hour)
+			evs = append(evs, memento.Event{ID: user + "-" + title, Type: memento.EventLiked, TitleID: title, At: at})
+		}
+		if _, err := db.AddEvents(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: user}, evs, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("a", "x", "y", "z")
+	add("b", "x", "y")
+	add("e", "p", "q")
+	add("f", "p", "q")
+	if _, err := w.RecomputeModel(ctx, "", false); err != nil {
+		t.Fatal(err)
+	}
+	add("c", "y", "z")
+	if _, err := w.RecomputeModel(ctx, "", false); err != nil {
+		t.Fatal(err)
+	}
+	// p's neighbours, as the incremental counts hold them, lose q: a
+	// title no later event touches, so no update mends it.
+	c := w.counts[memento.DefaultTenant].counts
+	p := c.index["p"]
+	if len(c.lists[p]) == 0 {
+		t.Fatalf("p has no neighbours to spoil")
+	}
+	c.lists[p] = c.lists[p][1:]
+	add("d", "z", "x") // after the counts' last read
+	if _, err := w.RecomputeModel(ctx, "", true); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.ModelStats(); st.Checks != 1 || st.Mismatches != 1 || st.Changed != 1 {
+		t.Errorf("ModelStats = %+v; want 1 check, 1 mismatch, 1 user (d) set again", st)
+	}
+	// The rebuild's model is the one kept: a fresh worker's equals it.
+	saved, err := db.ProfileModel(ctx, memento.DefaultTenant, ModelName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &Worker{Events: db, Profiles: db, Models: db}
+	if _, err := fresh.RecomputeModel(ctx, "", true); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := db.ProfileModel(ctx, memento.DefaultTenant, ModelName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(saved.Data) != string(rebuilt.Data) {
+		t.Errorf("the model kept after the mismatch is not the rebuild's")
+	}
+}

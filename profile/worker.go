@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,9 +128,13 @@ type Worker struct {
 	smu   sync.Mutex // guards jobs
 	jobs  map[string]*modelJobs
 	// Mismatches counts full rebuilds that found the incremental counts,
-	// at the same events mark, giving another model (a bug if ever
+	// given the same events, giving another model (a bug if ever
 	// nonzero; the full rebuild's model is the one kept).
 	Mismatches atomic.Int64
+	// The model's incremental updates and rebuilds, the rebuilds that
+	// checked the incremental counts, and the users those set again
+	// (ModelStats).
+	modelUpdates, modelRebuilds, modelChecks, modelChanged atomic.Int64
 	// ProfileMismatches counts full reads of a user's events that found
 	// the judgements folded from their events since learning other keys
 	// (a bug if ever nonzero; the full read's are the ones kept).
@@ -562,33 +567,94 @@ func (w *Worker) learn(ctx context.Context, tenant string, force bool) (*Model, 
 		}
 		st.mark = mark
 		st.steps++
+		w.modelUpdates.Add(1)
 		return st.counts.Build(), mark, true, nil
 	}
 	counts := NewCounts(w.Model)
+	// The incremental counts are checked against this rebuild. Events
+	// keep arriving while it reads, so the two seldom count the same
+	// events; the users whose events differ between them are noted as
+	// the rebuild reads them, and set again in the incremental counts
+	// before the two models are compared (checkModel).
+	read := map[string]bool{}
+	changed := map[string][]memento.Event{}
 	mark, err := w.Models.EachUserEvents(ctx, tenant, func(user string, events []memento.Event) error {
 		counts.Set(user, events)
+		if st != nil {
+			read[user] = true
+			if !st.counts.sameUser(counts, user) {
+				changed[user] = slices.Clone(events) // the store may reuse the slice for the next user
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, 0, false, err
 	}
 	m := counts.Build()
-	if st != nil && st.mark == mark {
-		// The incremental counts saw the same events: their model must be
-		// this one.
-		a, _ := st.counts.Build().MarshalBinary()
-		b, _ := m.MarshalBinary()
-		if !bytes.Equal(a, b) {
-			w.Mismatches.Add(1)
-			w.logger().ErrorContext(ctx, "the incrementally updated co-occurrence model differs from the full rebuild; keeping the rebuild",
-				"tenant", tenant, "mark", mark)
-		}
+	w.modelRebuilds.Add(1)
+	if st != nil {
+		w.checkModel(ctx, tenant, st.counts, m, mark, read, changed)
 	}
 	if w.counts == nil {
 		w.counts = map[string]*tenantCounts{}
 	}
 	w.counts[tenant] = &tenantCounts{counts: counts, mark: mark, full: time.Now()}
 	return m, mark, false, nil
+}
+
+// checkModel checks the incremental counts inc against the model full,
+// which a rebuild that read the users in read learned from every event.
+// Users whose events changed between the two reads (changed, with their
+// events as the rebuild read them) are set again in inc, and those
+// forgotten since (not read) are taken out, so that both count the same
+// events; their models must then be equal bit for bit. inc is not kept
+// after, so it is changed freely. w.mu is held.
+func (w *Worker) checkModel(ctx context.Context, tenant string, inc *Counts, full *Model, mark int64, read map[string]bool, changed map[string][]memento.Event) {
+	var gone []string
+	for user := range inc.users {
+		if !read[user] {
+			gone = append(gone, user)
+		}
+	}
+	for _, user := range gone {
+		inc.Set(user, nil)
+	}
+	for user, events := range changed {
+		inc.Set(user, events)
+	}
+	w.modelChecks.Add(1)
+	w.modelChanged.Add(int64(len(changed) + len(gone)))
+	a, _ := inc.Build().MarshalBinary()
+	b, _ := full.MarshalBinary()
+	if !bytes.Equal(a, b) {
+		w.Mismatches.Add(1)
+		w.logger().ErrorContext(ctx, "the incrementally updated co-occurrence model differs from the full rebuild; keeping the rebuild",
+			"tenant", tenant, "mark", mark, "users_set_again", len(changed), "users_gone", len(gone))
+	}
+}
+
+// ModelStats are a worker's figures of the co-occurrence model's
+// updates and of the full rebuilds that check them.
+type ModelStats struct {
+	// Updates counts the model's incremental updates, Rebuilds its
+	// rebuilds from every event.
+	Updates  int64 `json:"updates"`
+	Rebuilds int64 `json:"rebuilds"`
+	// Checks counts the rebuilds that compared the incremental counts
+	// with their own (every rebuild after the first), Changed the users
+	// set again in the incremental counts for it because their events
+	// had changed between the two reads, and Mismatches the checks that
+	// found the models different (a bug if ever above 0).
+	Checks     int64 `json:"checks"`
+	Changed    int64 `json:"changed"`
+	Mismatches int64 `json:"mismatches"`
+}
+
+// ModelStats returns the worker's figures of the co-occurrence model.
+func (w *Worker) ModelStats() ModelStats {
+	return ModelStats{Updates: w.modelUpdates.Load(), Rebuilds: w.modelRebuilds.Load(), Checks: w.modelChecks.Load(),
+		Changed: w.modelChanged.Load(), Mismatches: w.Mismatches.Load()}
 }
 
 // HandleMessage is the handler of memento.JobMessageEvents: it reads the
