@@ -118,6 +118,7 @@ type ProfileModelService interface {
 	EventsMark(ctx context.Context, tenant string) (int64, error)
 	// EachUserEvents calls fn with every user's events, one user at a
 	// time, each user's events in the order they happened, and returns
-	// the events mark of what it read.
+	// the events mark of what it read. The slice is fn's only during the
+	// call: a store may reuse it for the next user.
 	EachUserEvents(ctx context.Context, tenant string, fn func(user string, events []Event) error) (int64, error)
 }

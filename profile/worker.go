@@ -165,7 +165,8 @@ type tenantCounts struct {
 type EventsSince interface {
 	// EachUserEventsSince calls fn with every event of each user who has
 	// an event added after mark, one user at a time, within one read
-	// snapshot, and returns the EventsMark of that snapshot.
+	// snapshot, and returns the EventsMark of that snapshot. As with
+	// EachUserEvents, the slice is fn's only during the call.
 	EachUserEventsSince(ctx context.Context, tenant string, mark int64, fn func(user string, events []memento.Event) error) (int64, error)
 }
 
