@@ -155,7 +155,7 @@ func (e *Engine) handleProfileJobs(ctx context.Context, q memento.Queue) error {
 		modelCounter("memento_profile_model_updates_total", "Incremental updates of the co-occurrence model, from the users whose events changed.", func(s profile.ModelStats) float64 { return float64(s.Updates) }),
 		modelCounter("memento_profile_model_rebuilds_total", "Rebuilds of the co-occurrence model from every event: the first after a start, then after 500 incremental updates or 10 minutes.", func(s profile.ModelStats) float64 { return float64(s.Rebuilds) }),
 		modelCounter("memento_profile_model_checks_total", "Rebuilds that compared the incrementally updated model with their own.", func(s profile.ModelStats) float64 { return float64(s.Checks) }),
-		modelCounter("memento_profile_model_changed_users_total", "Users set again in the incremental counts for a check, because their events changed between its two reads.", func(s profile.ModelStats) float64 { return float64(s.Changed) }),
+		modelCounter("memento_profile_model_changed_users_total", "Users set again in the incremental counts for a check, because their events changed between its two reads or they were forgotten.", func(s profile.ModelStats) float64 { return float64(s.Changed) }),
 		modelCounter("memento_profile_model_mismatches_total", "Checks that found the incrementally updated model other than the rebuild's (a bug if ever above 0; the rebuild's is kept).", func(s profile.ModelStats) float64 { return float64(s.Mismatches) }),
 	)
 	return nil
