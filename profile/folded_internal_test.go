@@ -2,6 +2,9 @@ package profile
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -117,4 +120,78 @@ func TestCheckModelMismatch(t *testing.T) {
 	if string(saved.Data) != string(rebuilt.Data) {
 		t.Errorf("the model kept after the mismatch is not the rebuild's")
 	}
+}
+
+// BenchmarkModelCheck is what a periodic rebuild adds to check the
+// incremental counts: comparing each user as it reads them, setting again
+// the users whose events changed (here 1 % of 5,000), building the
+// incremental model and encoding both. "rebuild" is the rebuild itself,
+// without the store's reads, for scale.
+func BenchmarkModelCheck(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	z := rand.NewZipf(r, 1.1, 10, 29_999)
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	users := make(map[string][]memento.Event, 5000)
+	for u := range 5000 {
+		user := fmt.Sprintf("u%d", u)
+		n := 20 + r.IntN(40)
+		evs := make([]memento.Event, n)
+		for k := range evs {
+			evs[k] = memento.Event{ID: fmt.Sprintf("%s-%d", user, k), Type: memento.EventLiked, TitleID: fmt.Sprintf("t%d", z.Uint64()), At: base.Add(time.Duration(k) * time.Minute)}
+		}
+		users[user] = evs
+	}
+	build := func(changed int) (*Counts, *Counts, map[string][]memento.Event) {
+		inc, full := NewCounts(ModelOptions{}), NewCounts(ModelOptions{})
+		later := map[string][]memento.Event{}
+		k := 0
+		for user, evs := range users {
+			inc.Set(user, evs)
+			if k < changed {
+				evs = append(slices.Clone(evs), memento.Event{ID: user + "-new", Type: memento.EventLiked, TitleID: "t1", At: base.Add(time.Hour)})
+				later[user] = evs
+			}
+			full.Set(user, evs)
+			k++
+		}
+		inc.Build()
+		return inc, full, later
+	}
+	b.Run("rebuild", func(b *testing.B) {
+		for b.Loop() {
+			full := NewCounts(ModelOptions{})
+			for user, evs := range users {
+				full.Set(user, evs)
+			}
+			full.Build()
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		w := &Worker{}
+		for b.Loop() {
+			b.StopTimer()
+			inc, full, later := build(50)
+			m := full.Build()
+			b.StartTimer()
+			read := make(map[string]bool, len(users))
+			changed := map[string][]memento.Event{}
+			for user, evs := range users {
+				read[user] = true
+				if !inc.sameUser(full, user) {
+					if l, ok := later[user]; ok {
+						evs = l
+					}
+					changed[user] = slices.Clone(evs)
+				}
+			}
+			// (A user who liked t1 already contributes the same.)
+			if len(changed) < 40 {
+				b.Fatalf("%d users changed, want about 50", len(changed))
+			}
+			w.checkModel(context.Background(), "t", inc, m, 0, read, changed)
+		}
+		if w.Mismatches.Load() != 0 {
+			b.Fatal("the check found a mismatch")
+		}
+	})
 }
