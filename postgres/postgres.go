@@ -25,6 +25,7 @@ import (
 
 	"github.com/memento-ai/memento"
 	"github.com/memento-ai/memento/internal/jobctx"
+	"github.com/memento-ai/memento/internal/riverup"
 	"github.com/memento-ai/memento/internal/task"
 )
 
@@ -293,8 +294,8 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate job queue: %w", err)
 	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("migrate job queue: %w", err)
+	if err := riverup.Up(ctx, migrator); err != nil {
+		return err
 	}
 	return applyMigrations(ctx, conn.Conn(), ms)
 }

@@ -94,3 +94,34 @@ func TestWarnsWithoutAutovacuum(t *testing.T) {
 		t.Errorf("autovacuum %s; warned %v, logs:\n%s", on, warned, logs.String())
 	}
 }
+
+// Opening a store whose schema is up to date logs nothing of River's
+// migrations; a new one logs those it applies.
+func TestReopenLogsNoJobQueueMigration(t *testing.T) {
+	url := testURL(t)
+	schema := fmt.Sprintf("mt_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, schemas.Add(1))
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			return
+		}
+		defer conn.Close(context.Background())
+		conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`) //nolint:errcheck
+	})
+	open := func() string {
+		t.Helper()
+		var log logtest.Buffer
+		db, err := postgres.Open(context.Background(), url, postgres.Options{Schema: schema, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		db.Close()
+		return log.String()
+	}
+	if first := open(); !strings.Contains(first, "Applied migration") {
+		t.Errorf("a new store's log does not name River's migrations:\n%s", first)
+	}
+	if again := open(); strings.Contains(again, "rivermigrate") {
+		t.Errorf("reopening an up-to-date store logs River's migrator:\n%s", again)
+	}
+}

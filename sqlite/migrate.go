@@ -13,6 +13,8 @@ import (
 
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/memento-ai/memento/internal/riverup"
 )
 
 // migrationFS holds the store's schema migrations. A file is named
@@ -73,10 +75,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate job queue: %w", err)
 	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("migrate job queue: %w", err)
-	}
-	return nil
+	return riverup.Up(ctx, migrator)
 }
 
 // applyMigrations applies the migrations of ms that schema_migrations does

@@ -2,10 +2,13 @@ package sqlite_test
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/internal/logtest"
 	"github.com/memento-ai/memento/sqlite"
 	"github.com/memento-ai/memento/sqlite/sqlitetest"
 )
@@ -50,6 +53,34 @@ func TestOpenReopenIsIdempotent(t *testing.T) {
 		if err := db.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
+	}
+}
+
+// Opening a store whose schema is up to date logs nothing of River's
+// migrations (every command opens the store, and printed River's "No
+// migrations to apply"); a new store logs the migrations it applies.
+func TestReopenLogsNoJobQueueMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memento.db")
+	open := func() string {
+		t.Helper()
+		var log logtest.Buffer
+		opts := sqlitetest.Options()
+		opts.Logger = slog.New(slog.NewTextHandler(&log, nil))
+		db, err := sqlite.Open(ctx, path, opts)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		return log.String()
+	}
+	if first := open(); !strings.Contains(first, "Applied migration") {
+		t.Errorf("a new store's log does not name River's migrations:\n%s", first)
+	}
+	if again := open(); strings.Contains(again, "rivermigrate") {
+		t.Errorf("reopening an up-to-date store logs River's migrator:\n%s", again)
 	}
 }
 
