@@ -97,7 +97,7 @@ func (m *Main) experimentListCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			app, err := m.App(ctx)
+			app, err := m.ExistingApp(ctx)
 			if err != nil {
 				return err
 			}
@@ -161,7 +161,7 @@ instrument.`,
 			if format != "csv" && format != "json" {
 				return memento.Errorf(memento.EINVALID, "--format must be csv or json, got %q", format)
 			}
-			app, err := m.App(ctx)
+			app, err := m.ExistingApp(ctx)
 			if err != nil {
 				return err
 			}
@@ -213,7 +213,7 @@ arm a study needs to detect the observed effect with 80 % power at α = 0.05.
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			app, err := m.App(ctx)
+			app, err := m.ExistingApp(ctx)
 			if err != nil {
 				return err
 			}

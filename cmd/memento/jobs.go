@@ -23,7 +23,7 @@ func (m *Main) jobsCommand() *cobra.Command {
 			"or failed at once by an error that cannot succeed on retry, such as invalid input; see reason and lastError in --json).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			app, err := m.App(cmd.Context())
+			app, err := m.ExistingApp(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ func (m *Main) jobsStatsCommand() *cobra.Command {
 			"the message log. serve refuses appends with 503 while that age is over --max-queue-lag.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			app, err := m.App(cmd.Context())
+			app, err := m.ExistingApp(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ func (m *Main) jobsRetryCommand() *cobra.Command {
 				}
 				r.IDs = append(r.IDs, id)
 			}
-			app, err := m.App(cmd.Context())
+			app, err := m.ExistingApp(cmd.Context())
 			if err != nil {
 				return err
 			}

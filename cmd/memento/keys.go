@@ -72,7 +72,7 @@ func (m *Main) keysCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			app, err := m.App(ctx)
+			app, err := m.ExistingApp(ctx)
 			if err != nil {
 				return err
 			}
@@ -114,7 +114,7 @@ func (m *Main) keysCommand() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			app, err := m.App(ctx)
+			app, err := m.ExistingApp(ctx)
 			if err != nil {
 				return err
 			}

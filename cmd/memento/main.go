@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -210,6 +211,35 @@ func (m *Main) App(ctx context.Context) (*engine.Engine, error) {
 	}
 	m.app = app
 	return app, nil
+}
+
+// ExistingApp is App for the commands that read or edit what a store
+// already holds (jobs, keys list and revoke, a user's memories,
+// preferences and profile, studies): an SQLite file that does not exist
+// is refused, naming the path, rather than made. A mistyped --db, or a
+// command run in another folder than the server, would otherwise answer
+// from a new, empty store and leave its files behind. Commands that put
+// data in (serve, chat, imports, keys create) make the store as App does.
+func (m *Main) ExistingApp(ctx context.Context) (*engine.Engine, error) {
+	if m.app == nil {
+		if err := storeExists(m.Config.DB); err != nil {
+			return nil, err
+		}
+	}
+	return m.App(ctx)
+}
+
+// storeExists refuses an SQLite path where there is no file; PostgreSQL
+// URLs, SQLite URIs and in-memory stores are left to the store to judge.
+// Errors: ENOTFOUND.
+func storeExists(dsn string) error {
+	if engine.StoreKind(dsn) != engine.KindSQLite || dsn == ":memory:" || strings.HasPrefix(strings.ToLower(dsn), "file:") {
+		return nil
+	}
+	if _, err := os.Stat(dsn); errors.Is(err, fs.ErrNotExist) {
+		return memento.Errorf(memento.ENOTFOUND, "--db (MEMENTO_DB) %s: no store there; `memento serve` makes one on first start (check the path, or run this where the server runs)", dsn)
+	}
+	return nil
 }
 
 // commandLine is the argument list that selects cmd and hands it

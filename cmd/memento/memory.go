@@ -332,10 +332,11 @@ func toLines(mems []memento.Memory) []memoryLine {
 }
 
 // forUser is the preamble of a subcommand that acts on one user: it opens
-// the app and hands run the scope of *user, the value of its --user flag.
+// the app on the existing store and hands run the scope of *user, the
+// value of its --user flag.
 func (m *Main) forUser(user *string, run func(cmd *cobra.Command, app *engine.Engine, s memento.Scope, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		app, err := m.App(cmd.Context())
+		app, err := m.ExistingApp(cmd.Context())
 		if err != nil {
 			return err
 		}
