@@ -146,12 +146,7 @@ func TestModelCheckedWhileEventsArrive(t *testing.T) {
 	w := &profile.Worker{Events: db, Profiles: db, Models: db}
 	r := rand.New(rand.NewPCG(5, 6))
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	add := func(user string, at time.Time) {
-		t.Helper()
-		if _, err := db.AddEvents(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: user}, randomEvents(r, user, 6, 10, at), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := func(user string, at time.Time) { addRandomEvents(t, db, r, user, at) }
 	for u := range 8 {
 		add(fmt.Sprintf("u%d", u), base)
 	}
@@ -184,6 +179,15 @@ func TestModelCheckedWhileEventsArrive(t *testing.T) {
 	inc, full := savedThenRebuilt(t, db)
 	if !bytes.Equal(inc.Data, full.Data) {
 		t.Errorf("the saved model differs from a fresh rebuild")
+	}
+}
+
+// addRandomEvents adds six random events on ten titles for user, at
+// times from at on.
+func addRandomEvents(t *testing.T, db *sqlite.DB, r *rand.Rand, user string, at time.Time) {
+	t.Helper()
+	if _, err := db.AddEvents(context.Background(), memento.Scope{Tenant: memento.DefaultTenant, User: user}, randomEvents(r, user, 6, 10, at), nil); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -282,12 +286,7 @@ func TestWarmLearnsTheCountsOnce(t *testing.T) {
 	w := &profile.Worker{Events: db, Profiles: db, Models: reads}
 	r := rand.New(rand.NewPCG(5, 6))
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	add := func(user string, at time.Time) {
-		t.Helper()
-		if _, err := db.AddEvents(ctx, memento.Scope{Tenant: memento.DefaultTenant, User: user}, randomEvents(r, user, 6, 10, at), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := func(user string, at time.Time) { addRandomEvents(t, db, r, user, at) }
 	for u := range 5 {
 		add(fmt.Sprintf("u%d", u), base)
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,15 +56,7 @@ func serveMetricsDocumented(t *testing.T, db string) map[string]bool {
 		t.Fatal(err)
 	}
 
-	resp, err := http.Get(a.m.URL() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := scrape(t, a.m.URL())
 	served := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^# HELP (memento_[a-z0-9_]+) `).FindAllSubmatch(body, -1) {
 		served[string(m[1])] = true

@@ -130,15 +130,25 @@ func TestServeFailsOnUnreachableS3(t *testing.T) {
 	}
 }
 
-// metric reads one sample of /metrics.
-func metric(t *testing.T, url, name string) float64 {
+// scrape reads the server's /metrics.
+func scrape(t *testing.T, url string) []byte {
 	t.Helper()
 	resp, err := http.Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// metric reads one sample of /metrics.
+func metric(t *testing.T, url, name string) float64 {
+	t.Helper()
+	b := scrape(t, url)
 	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindSubmatch(b)
 	if m == nil {
 		return -1
