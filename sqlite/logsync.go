@@ -20,12 +20,14 @@ import (
 // are waited on at NORMAL too (durability.go), which writes the frames
 // without waiting for the disk, numbers the commit and answers its
 // callers with that number; each caller then waits, before it returns,
-// until an fsync of the log that began after that commit has ended. The
-// first caller to find no fsync running runs one itself, for every
-// commit numbered so far; the others wait for it, or for the next. So the
-// writer goes on to the next batch meanwhile, the commits that end during
-// one fsync share the next, and a lone acknowledgement pays no handover
-// to another goroutine.
+// until an fsync of the log that began after that commit has ended. A
+// caller whose commit no fsync has begun after runs one itself, for
+// every commit numbered so far, beside one already running if need be
+// (at most logSyncsAtOnce); the others wait for it, or for the next. So
+// the writer goes on to the next batch meanwhile, the commits that end
+// during one fsync share the next, a commit waits for one fsync rather
+// than the end of a running one and then its own, and a lone
+// acknowledgement pays no handover to another goroutine.
 //
 // The guarantee is the same as FULL's. An fsync of the log file makes
 // every frame written to it before the call durable, whichever
@@ -43,6 +45,14 @@ import (
 // made again, which SQLite does only when the last connection closes),
 // it opens the new one.
 
+// logSyncsAtOnce bounds the syncs of one log that run at once. A commit
+// that ends while a sync runs needs a sync that begins after it; waiting
+// for the running one to end before starting it made an acknowledgement
+// wait for up to two syncs, one after the other. Starting the second at
+// once lets the disk take both; more than two would add syncs for the
+// disk to flush without shortening any wait by much.
+const logSyncsAtOnce = 2
+
 // logSyncer numbers the commits whose callers wait for the disk and
 // syncs the log for them.
 type logSyncer struct {
@@ -50,19 +60,28 @@ type logSyncer struct {
 
 	mu   sync.Mutex
 	cond *sync.Cond // signalled when a sync ends
-	// sync makes the log durable (syncLog); tests replace it.
-	sync func() error
-	// committed numbers the commits handed over; synced is the last one
-	// an ended sync covered; running says a sync runs. failedTo and err
-	// are the last failed sync's cover and error: callers up to failedTo
-	// not synced before hear err.
-	committed, synced, failedTo int64
-	running                     bool
-	err                         error
-	closed                      bool
+	// sync makes the log durable through descriptor slot (syncLog);
+	// tests replace it.
+	sync func(slot int) error
+	// committed numbers the commits handed over; started is the cover of
+	// the last sync begun, synced the greatest one an ended sync covered;
+	// running counts the syncs under way and busy marks the descriptors
+	// they use. failedTo and err are the failed syncs' greatest cover
+	// and last error: callers up to failedTo not synced before hear err.
+	committed, started, synced, failedTo int64
+	running                              int
+	busy                                 [logSyncsAtOnce]bool
+	err                                  error
+	closed                               bool
 
-	fmu sync.Mutex // guards f
-	f   *os.File   // the log, opened at the first sync
+	// fmu guards f: the log, one descriptor per sync that may run at
+	// once, each opened at its first sync. Each sync has a descriptor of
+	// its own because Linux reports a failed write of a file's pages to
+	// the next sync of each open descriptor once: two syncs sharing one
+	// could each leave the failure to the other, and one would report
+	// success for pages that were lost.
+	fmu sync.Mutex
+	f   [logSyncsAtOnce]*os.File
 
 	// syncs counts the fsyncs and syncing the nanoseconds they took,
 	// and times how long each took; for WriterStats.
@@ -87,40 +106,55 @@ func (l *logSyncer) commit() int64 {
 }
 
 // wait returns once a sync of the log that began after commit n has
-// ended, running that sync when none is running; or the error of the
-// sync that should have covered n.
+// ended, starting that sync unless one has begun since n or
+// logSyncsAtOnce run; or the error of a sync that should have covered n.
 func (l *logSyncer) wait(n int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.synced < n {
+	for {
+		// A failure is checked first: with syncs ending out of order, a
+		// later one's success does not say that an earlier one's pages
+		// reached the disk.
 		if n <= l.failedTo {
 			return l.err
 		}
-		if l.running {
+		if l.synced >= n {
+			return nil
+		}
+		if l.started >= n || l.running == logSyncsAtOnce {
 			l.cond.Wait()
 			continue
 		}
 		l.runSync()
 	}
-	return nil
 }
 
 // runSync syncs the log for every commit numbered so far, with l.mu held
-// on entry and on return (not while the disk syncs).
+// on entry and on return (not while the disk syncs). A sync is running
+// fewer than logSyncsAtOnce, so a descriptor is free.
 func (l *logSyncer) runSync() {
-	l.running = true
+	slot := 0
+	for l.busy[slot] {
+		slot++
+	}
+	l.busy[slot] = true
+	l.running++
 	cover, sync := l.committed, l.sync
+	l.started = max(l.started, cover)
 	l.mu.Unlock()
 	start := time.Now()
-	err := sync()
+	err := sync(slot)
 	took := time.Since(start)
 	l.syncs.Add(1)
 	l.syncing.Add(int64(took))
 	l.times.Add(took)
 	l.mu.Lock()
-	l.running = false
+	l.busy[slot] = false
+	l.running--
 	if err != nil {
-		l.failedTo = cover
+		// Every commit this sync covered may be lost, and so may those
+		// of a sync running beside it, which may have heard nothing.
+		l.failedTo = max(l.failedTo, l.started)
 		l.err = fmt.Errorf("the write is committed but the log could not be synced to disk, so it may not survive a power loss: %w", err)
 	} else {
 		l.synced = max(l.synced, cover)
@@ -132,7 +166,7 @@ func (l *logSyncer) runSync() {
 // callers still to wait find their commits synced, and closes the log.
 func (l *logSyncer) close() {
 	l.mu.Lock()
-	for l.running {
+	for l.running > 0 {
 		l.cond.Wait()
 	}
 	if !l.closed && l.synced < l.committed {
@@ -142,44 +176,48 @@ func (l *logSyncer) close() {
 	l.mu.Unlock()
 	l.fmu.Lock()
 	defer l.fmu.Unlock()
-	if l.f != nil {
-		l.f.Close()
-		l.f = nil
+	for i, f := range l.f {
+		if f != nil {
+			f.Close()
+			l.f[i] = nil
+		}
 	}
 }
 
-// syncLog fsyncs the log file, opening it first if need be.
-func (l *logSyncer) syncLog() error {
+// syncLog fsyncs the log file through descriptor slot, opening it first
+// if need be. Only the sync that took the slot uses its descriptor.
+func (l *logSyncer) syncLog(slot int) error {
 	l.fmu.Lock()
-	defer l.fmu.Unlock()
-	if err := l.open(); err != nil {
+	f, err := l.open(slot)
+	l.fmu.Unlock()
+	if err != nil {
 		return err
 	}
-	if err := dataSync(l.f); err != nil {
+	if err := dataSync(f); err != nil {
 		return fmt.Errorf("sync %s: %w", l.path, err)
 	}
 	return nil
 }
 
-// open opens the log unless the descriptor held names the file at the
-// path.
-func (l *logSyncer) open() error {
+// open returns descriptor slot of the log, opening it unless it names
+// the file at the path, with l.fmu held.
+func (l *logSyncer) open(slot int) (*os.File, error) {
 	cur, err := os.Stat(l.path)
 	if err != nil {
-		return fmt.Errorf("find the log: %w", err)
+		return nil, fmt.Errorf("find the log: %w", err)
 	}
-	if l.f != nil {
-		held, err := l.f.Stat()
+	if f := l.f[slot]; f != nil {
+		held, err := f.Stat()
 		if err == nil && os.SameFile(held, cur) {
-			return nil
+			return f, nil
 		}
-		l.f.Close()
-		l.f = nil
+		f.Close()
+		l.f[slot] = nil
 	}
 	f, err := os.OpenFile(l.path, os.O_RDWR, 0)
 	if err != nil {
-		return fmt.Errorf("open the log: %w", err)
+		return nil, fmt.Errorf("open the log: %w", err)
 	}
-	l.f = f
-	return nil
+	l.f[slot] = f
+	return f, nil
 }
