@@ -204,7 +204,11 @@ type Deps struct {
 	// read their users so far (engine.Engine.ModelReads): the queue
 	// measurements report it as QueueModels.
 	ModelReads func() (profile.FoldStats, prefs.ClusterStats)
-	Tenant     string
+	// CooccurrenceModel, when set, gives the co-occurrence model's
+	// updates, rebuilds and checks so far (engine.Engine.CooccurrenceModel):
+	// the queue measurements report them in QueueModels.
+	CooccurrenceModel func() profile.ModelStats
+	Tenant            string
 }
 
 // Latency summarises the timings of one operation, in milliseconds.
@@ -303,6 +307,12 @@ type Machine struct {
 type QueueModels struct {
 	Profile  profile.FoldStats  `json:"profile"`
 	Clusters prefs.ClusterStats `json:"clusters"`
+	// Cooccurrence is the tenant's co-occurrence model: its incremental
+	// updates, its rebuilds from every event (one when the workers start,
+	// then one every 500 updates or 10 minutes), the rebuilds that
+	// checked the incremental model, the users set again for them, and
+	// the mismatches found.
+	Cooccurrence *profile.ModelStats `json:"cooccurrence,omitempty"`
 }
 
 // Result is the outcome of `memento bench`.
@@ -511,6 +521,10 @@ func Run(ctx context.Context, d Deps, cfg Config) (*Result, error) {
 		if d.ModelReads != nil {
 			folds, clusters := d.ModelReads()
 			res.QueueModels = &QueueModels{Profile: folds, Clusters: clusters}
+			if d.CooccurrenceModel != nil {
+				st := d.CooccurrenceModel()
+				res.QueueModels.Cooccurrence = &st
+			}
 		}
 	}
 	if res.StoreBytes, err = d.DB.Size(ctx); err != nil {

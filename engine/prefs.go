@@ -181,6 +181,21 @@ func (e *Engine) ModelReads() (profile.FoldStats, prefs.ClusterStats) {
 	return folds, clusters
 }
 
+// CooccurrenceModel returns the figures of the co-occurrence model kept
+// by the workers StartWorkers started: its incremental updates, its
+// rebuilds and the checks they made of the incremental model
+// (profile.Worker.ModelStats), as /metrics counts them. Zero before
+// StartWorkers.
+func (e *Engine) CooccurrenceModel() profile.ModelStats {
+	e.workersMu.Lock()
+	w := e.profileJobs
+	e.workersMu.Unlock()
+	if w == nil {
+		return profile.ModelStats{}
+	}
+	return w.ModelStats()
+}
+
 // WarmModels learns the co-occurrence counts of every tenant of the store
 // from its events, for the model jobs of the workers StartWorkers
 // started: without it, the first model job after a start reads every

@@ -104,7 +104,7 @@ and measures PostgreSQL in the schema S, which must hold no users yet.`,
 			}
 			deps := bench.Deps{
 				Catalog: cat, Embedder: emb, Model: model, Pipeline: pl, Assembler: asm, Agent: ag,
-				MessageJobs: app.MessageJobs, OnRemembered: app.OnRemembered, ModelReads: app.ModelReads, Tenant: m.Config.Tenant,
+				MessageJobs: app.MessageJobs, OnRemembered: app.OnRemembered, ModelReads: app.ModelReads, CooccurrenceModel: app.CooccurrenceModel, Tenant: m.Config.Tenant,
 				// The workers as serve starts them, the co-occurrence
 				// counts learned before the queue is measured (serve
 				// learns them in the background at start).

@@ -44,6 +44,9 @@ func TestBenchTiny(t *testing.T) {
 			Clusters struct {
 				FullReads, IncrementalReads, Mismatches int64
 			} `json:"clusters"`
+			Cooccurrence *struct {
+				Updates, Rebuilds, Checks, Mismatches int64
+			} `json:"cooccurrence"`
 		} `json:"queueModels"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -61,6 +64,8 @@ func TestBenchTiny(t *testing.T) {
 	if m := res.QueueModels; m == nil || m.Profile.FullReads+m.Profile.FoldedReads == 0 ||
 		m.Clusters.FullReads+m.Clusters.IncrementalReads == 0 || m.Profile.Mismatches+m.Clusters.Mismatches != 0 {
 		t.Errorf("queueModels = %+v; want the profile recomputes and clusterings counted, no mismatch", m)
+	} else if c := m.Cooccurrence; c == nil || c.Updates == 0 || c.Rebuilds == 0 || c.Mismatches != 0 {
+		t.Errorf("queueModels.cooccurrence = %+v; want the model's updates and its first rebuild counted, no mismatch", c)
 	}
 	// The four figures' targets and the queue's; a stream below 500 a
 	// second has no rate targets.
