@@ -40,10 +40,10 @@ import (
 // before its caller hears that it is kept, as the writes of jobs could
 // already.
 //
-// The syncer keeps its own descriptor of the log, opened at its first
-// sync; if the path names another file by then (the log was deleted and
-// made again, which SQLite does only when the last connection closes),
-// it opens the new one.
+// The syncer keeps its own descriptors of the log, one for each sync that
+// may run at once, each opened at its first sync; if the path names
+// another file by then (the log was deleted and made again, which SQLite
+// does only when the last connection closes), it opens the new one.
 
 // logSyncsAtOnce bounds the syncs of one log that run at once. A commit
 // that ends while a sync runs needs a sync that begins after it; waiting
