@@ -112,9 +112,9 @@ func (l *logSyncer) wait(n int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for {
-		// A failure is checked first: with syncs ending out of order, a
-		// later one's success does not say that an earlier one's pages
-		// reached the disk.
+		// A failure is checked first: it fails every commit that any
+		// sync begun by then covers (runSync), also one a sync beside it
+		// reported kept.
 		if n <= l.failedTo {
 			return l.err
 		}
@@ -152,8 +152,13 @@ func (l *logSyncer) runSync() {
 	l.busy[slot] = false
 	l.running--
 	if err != nil {
-		// Every commit this sync covered may be lost, and so may those
-		// of a sync running beside it, which may have heard nothing.
+		// Every commit this sync covered may be lost. Those of a sync
+		// begun beside it are failed too, whatever that sync reports:
+		// the lost pages may have been theirs. Each descriptor should
+		// hear of a failed write-back once, but overlapping syncs of
+		// one file are a path the kernels' checks of errors have
+		// changed on, and a false failure costs a retry where a false
+		// success loses a message.
 		l.failedTo = max(l.failedTo, l.started)
 		l.err = fmt.Errorf("the write is committed but the log could not be synced to disk, so it may not survive a power loss: %w", err)
 	} else {
