@@ -430,34 +430,27 @@ func TestOverlappingSyncFailure(t *testing.T) {
 	began := holdSyncs(t, db)
 	disk := errors.New("input/output error")
 
-	first := appendOne(db, "ann", "first")
-	sync1 := nextSync(t, began)
-	second := appendOne(db, "bo", "second")
-	sync2 := nextSync(t, began)
-	sync2 <- disk
-	if err := <-second; !errors.Is(err, disk) {
-		t.Fatalf("append = %v, want its sync's error", err)
-	}
-	// The first append's own sync succeeds, but it ran beside the failed
-	// one, whose failure may have been its pages'.
-	sync1 <- nil
-	if err := <-first; !errors.Is(err, disk) {
-		t.Fatalf("append = %v, want the overlapping sync's error", err)
-	}
-
-	// The same when the earlier sync fails: the later one's commits
-	// hear it too.
-	third := appendOne(db, "cy", "third")
-	sync3 := nextSync(t, began)
-	fourth := appendOne(db, "di", "fourth")
-	sync4 := nextSync(t, began)
-	sync3 <- disk
-	if err := <-third; !errors.Is(err, disk) {
-		t.Fatalf("append = %v, want its sync's error", err)
-	}
-	sync4 <- nil
-	if err := <-fourth; !errors.Is(err, disk) {
-		t.Fatalf("append = %v, want the overlapping sync's error", err)
+	// Two appends, each with its sync, the second begun beside the
+	// first; either failing fails both, the other succeeding or not.
+	for i, failLater := range []bool{true, false} {
+		earlier := appendOne(db, fmt.Sprintf("ann%d", i), "earlier")
+		earlierSync := nextSync(t, began)
+		later := appendOne(db, fmt.Sprintf("bo%d", i), "later")
+		laterSync := nextSync(t, began)
+		failed, failedDone, kept, keptDone := laterSync, later, earlierSync, earlier
+		if !failLater {
+			failed, failedDone, kept, keptDone = earlierSync, earlier, laterSync, later
+		}
+		failed <- disk
+		if err := <-failedDone; !errors.Is(err, disk) {
+			t.Fatalf("append = %v, want its sync's error", err)
+		}
+		// The other sync succeeds, but it ran beside the failed one,
+		// whose failure may have been its pages'.
+		kept <- nil
+		if err := <-keptDone; !errors.Is(err, disk) {
+			t.Fatalf("append = %v, want the overlapping sync's error", err)
+		}
 	}
 
 	// A later commit is synced again.
