@@ -224,6 +224,9 @@ func printBench(m *Main, res *bench.Result) error {
 		mark := "met"
 		if !res.Targets[n] {
 			mark = "MISSED"
+			if note := res.TargetNotes[n]; note != "" {
+				mark += " (" + note + ")"
+			}
 		}
 		fmt.Fprintf(m.Stdout, "target %s: %s\n", n, mark)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memento-ai/memento"
+	"github.com/memento-ai/memento/bench"
 )
 
 // TestBenchTiny runs the benchmark at a tiny scale, as `memento bench`
@@ -30,12 +32,13 @@ func TestBenchTiny(t *testing.T) {
 			Samples int     `json:"samples"`
 			P99Ms   float64 `json:"p99Ms"`
 		} `json:"contextAssembly"`
-		ChatTurn   *struct{ Samples int }  `json:"chatTurn"`
-		IngestAck  struct{ Samples int }   `json:"ingestAck"`
-		Pipeline   struct{ Messages int }  `json:"pipeline"`
-		Queue      *struct{ Messages int } `json:"queue"`
-		StoreBytes int64                   `json:"storeBytes"`
-		Targets    map[string]bool         `json:"targets"`
+		ChatTurn    *struct{ Samples int }  `json:"chatTurn"`
+		IngestAck   struct{ Samples int }   `json:"ingestAck"`
+		Pipeline    struct{ Messages int }  `json:"pipeline"`
+		Queue       *struct{ Messages int } `json:"queue"`
+		StoreBytes  int64                   `json:"storeBytes"`
+		Targets     map[string]bool         `json:"targets"`
+		TargetNotes map[string]string       `json:"targetNotes"`
 		// The queue's incremental models, as the engine counted them.
 		QueueModels *struct {
 			Profile struct {
@@ -71,6 +74,12 @@ func TestBenchTiny(t *testing.T) {
 	// second has no rate targets.
 	if _, ok := res.Targets["queueAtLeast1000MsgsPerS"]; res.StoreBytes <= 0 || len(res.Targets) != 5 || !ok {
 		t.Errorf("store %d bytes, targets %v", res.StoreBytes, res.Targets)
+	}
+	// A note is for a missed target only.
+	for target, note := range res.TargetNotes {
+		if met, ok := res.Targets[target]; !ok || met || note == "" {
+			t.Errorf("targetNotes[%s] = %q, but the target is %v (present %v)", target, note, met, ok)
+		}
 	}
 	entries, err := os.ReadDir(plots)
 	if err != nil || len(entries) != 5 {
@@ -139,5 +148,26 @@ func TestBenchCompare(t *testing.T) {
 	}
 	if _, err := run(t, "", "bench", "compare", writeFile(t, "bad.json", "nope")); memento.ErrorCode(err) != memento.EINVALID {
 		t.Errorf("a file that is not a result: err = %v, want EINVALID", err)
+	}
+}
+
+// TestBenchPrintsTargetNotes checks that the text report gives a missed
+// target its note, and a met one none.
+func TestBenchPrintsTargetNotes(t *testing.T) {
+	var out bytes.Buffer
+	res := &bench.Result{
+		Targets:     map[string]bool{"ingestAckP99Under5msWhileDraining": false, "catalogSearchP99Under2ms": true},
+		TargetNotes: map[string]string{"ingestAckP99Under5msWhileDraining": "the disk's flush passes 5 ms here"},
+	}
+	if err := printBench(&Main{Stdout: &out}, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"target ingestAckP99Under5msWhileDraining: MISSED (the disk's flush passes 5 ms here)\n",
+		"target catalogSearchP99Under2ms: met\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, out.String())
+		}
 	}
 }
