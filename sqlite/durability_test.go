@@ -396,14 +396,6 @@ func TestProfileModelSavedByTwoProcesses(t *testing.T) {
 		t.Cleanup(release)
 		return paused, release
 	}
-	wait := func(t *testing.T, ch <-chan struct{}, what string) {
-		t.Helper()
-		select {
-		case <-ch:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
 	save := func(db *DB, data []byte) <-chan error {
 		done := make(chan error, 1)
 		go func() {
@@ -411,16 +403,6 @@ func TestProfileModelSavedByTwoProcesses(t *testing.T) {
 			done <- err
 		}()
 		return done
-	}
-	result := func(t *testing.T, ch <-chan error) error {
-		t.Helper()
-		select {
-		case err := <-ch:
-			return err
-		case <-time.After(30 * time.Second):
-			t.Fatal("gave up waiting for a save")
-			return nil
-		}
 	}
 	current := func(t *testing.T, dbs []*DB, want []byte) {
 		t.Helper()
@@ -437,16 +419,16 @@ func TestProfileModelSavedByTwoProcesses(t *testing.T) {
 		// A stops once its three parts are written, before its row.
 		paused, release := pauseWhen(t, pa, func(stored, current int) bool { return stored == 3 && current == -1 })
 		errA := save(pa, a)
-		wait(t, paused, "A's parts")
+		receive(t, paused, "A's parts")
 		// B reads A's parts as left over, saves its model and deletes them.
-		if err := result(t, save(pb, b)); err != nil {
+		if err := receive(t, save(pb, b), "a save"); err != nil {
 			t.Fatalf("B's save: %v", err)
 		}
 		if s, c := state(pb); s != 4 || c != 4 {
 			t.Fatalf("after B's save %d parts stored, the row says %d; want B's 4 and 4", s, c)
 		}
 		release()
-		if err := result(t, errA); memento.ErrorCode(err) != memento.ECONFLICT {
+		if err := receive(t, errA, "a save"); memento.ErrorCode(err) != memento.ECONFLICT {
 			t.Fatalf("A's save, its parts deleted = %v, want ECONFLICT", err)
 		}
 		current(t, []*DB{pa, pb}, b)
@@ -457,26 +439,26 @@ func TestProfileModelSavedByTwoProcesses(t *testing.T) {
 		pa, pb := open(t, path), open(t, path)
 		pausedA, releaseA := pauseWhen(t, pa, func(stored, current int) bool { return stored == 3 && current == -1 })
 		errA := save(pa, a)
-		wait(t, pausedA, "A's parts")
+		receive(t, pausedA, "A's parts")
 		// B reads A's three parts, writes its own four and its row, and
 		// stops before deleting A's.
 		pausedB, releaseB := pauseWhen(t, pb, func(stored, current int) bool { return stored == 7 && current == 4 })
 		errB := save(pb, b)
-		wait(t, pausedB, "B's row")
+		receive(t, pausedB, "B's row")
 		// A's row makes A's parts current.
 		releaseA()
-		if err := result(t, errA); err != nil {
+		if err := receive(t, errA, "a save"); err != nil {
 			t.Fatalf("A's save: %v", err)
 		}
 		current(t, []*DB{pa, pb}, a)
 		// B's deletions find A's parts current and leave them.
 		releaseB()
-		if err := result(t, errB); err != nil {
+		if err := receive(t, errB, "a save"); err != nil {
 			t.Fatalf("B's save: %v", err)
 		}
 		current(t, []*DB{pa, pb}, a)
 		// The next save deletes B's parts, which no row points at.
-		if err := result(t, save(pa, a)); err != nil {
+		if err := receive(t, save(pa, a), "a save"); err != nil {
 			t.Fatal(err)
 		}
 		if s, c := state(pa); s != 3 || c != 3 {

@@ -65,11 +65,7 @@ func TestAcknowledgedAfterTheLogSync(t *testing.T) {
 	gate, began := gateSyncs(t, db, nil)
 
 	done := appendOne(db, "ann", "the lighthouse keeper")
-	select {
-	case <-began:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the append's commit asked for no sync")
-	}
+	receive(t, began, "the append's commit to ask for a sync")
 	// Committed: a reader finds it while the sync waits.
 	var n int
 	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE text = 'the lighthouse keeper'`).Scan(&n); err != nil {
@@ -91,13 +87,8 @@ func TestAcknowledgedAfterTheLogSync(t *testing.T) {
 	default:
 	}
 	gate <- struct{}{}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the append was not acknowledged after the sync")
+	if err := receive(t, done, "the append's acknowledgement after the sync"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -345,12 +336,20 @@ func holdSyncs(t *testing.T, db *DB) chan chan error {
 // does.
 func nextSync(t *testing.T, began chan chan error) chan error {
 	t.Helper()
+	return receive(t, began, "a sync of the log to begin")
+}
+
+// receive returns the next value from ch, failing the test when none
+// comes within 30 seconds; what names what was waited for.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
 	select {
-	case end := <-began:
-		return end
+	case v := <-ch:
+		return v
 	case <-time.After(30 * time.Second):
-		t.Fatal("no sync of the log began")
-		return nil
+		t.Fatalf("gave up waiting for %s", what)
+		var zero T
+		return zero
 	}
 }
 
